@@ -1,0 +1,24 @@
+"""Small synthetic corpora with planted clusters, written at test time."""
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def planted_corpus(n_per_class=40, n_classes=3, terms_per_class=20, noise=0.05, seed=0,
+                   sparse=True):
+    """Documents × terms counts where each class uses its own block of terms, plus noise.
+
+    Returns ``(X, y)``; X rows are L2-normalized tf-like weights.
+    """
+    rng = np.random.default_rng(seed)
+    n, m = n_per_class * n_classes, terms_per_class * n_classes
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    X = rng.random((n, m)) * (rng.random((n, m)) < noise)
+    for c in range(n_classes):
+        block = slice(c * terms_per_class, (c + 1) * terms_per_class)
+        rows = y == c
+        X[np.ix_(rows, np.arange(m)[block])] += rng.random((rows.sum(), terms_per_class)) * (
+            rng.random((rows.sum(), terms_per_class)) < 0.5)
+    X[X.sum(axis=1) == 0, 0] = 1.0
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return (sp.csr_matrix(X) if sparse else X), y

@@ -1,0 +1,28 @@
+"""Shared fixtures: where the real corpora are, for tests marked ``realdata``."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+# The shared data folder that sits next to a checkout: <repo>/../shared/data.
+SIBLING_DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses ``real_data_dir`` is a ``realdata`` test even if not marked so."""
+    for item in items:
+        if "real_data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.realdata)
+
+
+@pytest.fixture(scope="session")
+def real_data_dir():
+    """The folder holding the real corpora: ``$TEXTCLUSTER_DATA``, else ``../shared/data``
+    beside the repository. Skips the test when neither exists."""
+    env = os.environ.get("TEXTCLUSTER_DATA")
+    folder = Path(env) if env else SIBLING_DATA_DIR
+    if not folder.is_dir():
+        origin = "$TEXTCLUSTER_DATA" if env else "the shared data folder beside the repository"
+        pytest.skip(f"real corpora not available: {origin} ({folder}) is not a folder")
+    return folder

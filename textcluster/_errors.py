@@ -1,0 +1,21 @@
+"""Errors a user can act on.
+
+Every error raised for bad input derives from :class:`TextclusterError`; the CLI turns it into a
+one-paragraph message and a non-zero exit code instead of a traceback.
+"""
+
+
+class TextclusterError(Exception):
+    """Base class of errors caused by input the user can fix (data, names, parameters)."""
+
+
+class DataNotFoundError(TextclusterError, FileNotFoundError):
+    """A corpus' files were not found where textcluster looked."""
+
+
+class CorpusFormatError(TextclusterError, ValueError):
+    """A corpus file exists but cannot be parsed (corrupt, truncated, wrong format)."""
+
+
+class InvalidInputError(TextclusterError, ValueError):
+    """Data or parameters that a model or a stage cannot work with."""

@@ -1,0 +1,81 @@
+"""Options and error handling shared by the commands."""
+
+import functools
+import json
+import sys
+import warnings
+
+import click
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
+
+from .._errors import TextclusterError
+from ..progress import reporting_progress
+
+
+def data_dir_option(func):
+    return click.option(
+        "--data-dir", type=click.Path(file_okay=False), default=None,
+        help="Folder holding the corpora (default: $TEXTCLUSTER_DATA, then corpora/).",
+    )(func)
+
+
+def parse_settings(pairs):
+    """``["lam=10", "weighting=heat"]`` → ``{"lam": 10, "weighting": "heat"}``.
+
+    Values are read as JSON when they parse (numbers, true/false, null), else as strings.
+    """
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{pair!r} is not of the form name=value", param_hint="--set")
+        try:
+            settings[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[name.strip()] = value
+    return settings
+
+
+def user_errors(func):
+    """Turn input errors into a clear message and exit code 2 (1 for other failures)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                return func(*args, **kwargs)
+        except (TextclusterError, InvalidParameterError) as exc:
+            raise click.ClickException(str(exc)) from None
+        except MemoryError:
+            raise click.ClickException(
+                "out of memory; try a smaller corpus selection, fewer clusters or float32 "
+                "(--set dtype=float32)"
+            ) from None
+        except FloatingPointError as exc:
+            raise click.ClickException(f"numerical failure: {exc}") from None
+
+    return wrapper
+
+
+class ProgressBar:
+    """A click progress bar on an interactive terminal; silent in logs and pipes."""
+
+    def __init__(self, total, label):
+        self.total, self.label = total, label
+        self.bar = None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            self.bar = click.progressbar(length=self.total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self._ctx = reporting_progress(self.bar.update if self.bar else lambda n: None)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._ctx.__exit__(*exc)
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False

@@ -1,0 +1,204 @@
+"""External clustering metrics: purity, entropy, NMI, accuracy and ARI.
+
+Every metric is a plain function ``f(labels_true, labels_pred) -> float``. Labels may be of any
+hashable type (ints, strings, ...); the two sequences must be 1-D, non-empty and of equal length.
+Notation (DESIGN.md §7): n documents, cluster k holds n_k documents, n_k^l of them from class l,
+q classes.
+
+:data:`METRICS` names the metrics for pipeline files and the CLI; each entry says whether higher
+is better.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics.cluster import contingency_matrix
+
+from ._errors import InvalidInputError
+from .registry import Registry
+
+__all__ = [
+    "METRICS",
+    "Metric",
+    "accuracy",
+    "adjusted_rand",
+    "contingency",
+    "entropy",
+    "evaluate",
+    "nmi",
+    "purity",
+]
+
+NMI_AVERAGE_METHODS = ("max", "arithmetic", "geometric", "min")
+
+
+# -- input checking ------------------------------------------------------------------------------
+
+
+def _encode(labels, name):
+    """Integer codes 0..c-1 of 1-D ``labels``, in sorted label order when the labels sort."""
+    one_dim = np.iterable(labels) and getattr(labels, "ndim", 1) == 1
+    if isinstance(labels, (str, bytes)) or not one_dim:
+        raise InvalidInputError(
+            f"{name} must be a 1-D sequence of labels, got {type(labels).__name__} "
+            f"with shape {np.shape(labels)}; pass one label per document"
+        )
+    values = labels if isinstance(labels, np.ndarray) else list(labels)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biufUS":
+        return np.unique(values, return_inverse=True)[1].ravel()
+    try:
+        try:
+            uniques = sorted(set(values))
+        except TypeError:  # hashable but not mutually orderable, e.g. mixed int and str
+            uniques = list(dict.fromkeys(values))
+    except TypeError:  # unhashable elements such as lists: not a 1-D sequence of labels
+        raise InvalidInputError(
+            f"{name} must be a 1-D sequence of hashable labels; an element is "
+            f"{type(values[0]).__name__}; flatten it or pass one label per document"
+        ) from None
+    index = {label: code for code, label in enumerate(uniques)}
+    return np.fromiter((index[v] for v in values), dtype=np.intp, count=len(values))
+
+
+def _check_labels(labels_true, labels_pred):
+    """Integer codes of both labelings, after checking they describe the same n > 0 documents."""
+    true = _encode(labels_true, "labels_true")
+    pred = _encode(labels_pred, "labels_pred")
+    if len(true) != len(pred):
+        raise InvalidInputError(
+            f"labels_true has {len(true)} labels but labels_pred has {len(pred)}; "
+            "pass one true and one predicted label per document, in the same order"
+        )
+    if len(true) == 0:
+        raise InvalidInputError("labels_true and labels_pred are empty; pass at least one document")
+    return true, pred
+
+
+# -- metrics on a contingency table C (clusters x classes) ----------------------------------------
+
+
+def _purity(C):
+    return C.max(axis=1).sum() / C.sum()
+
+
+def _entropy(C):
+    n, q = C.sum(), C.shape[1]
+    if q == 1:
+        return 0.0
+    n_k = C.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(C > 0, C * np.log2(C / n_k), 0.0)
+    return float(-terms.sum() / (n * np.log2(q)))
+
+
+def _accuracy(C):
+    rows, cols = linear_sum_assignment(C, maximize=True)
+    return C[rows, cols].sum() / C.sum()
+
+
+# -- public functions ----------------------------------------------------------------------------
+
+
+def contingency(labels_true, labels_pred):
+    """Contingency table ``C``: ``C[k, l] = n_k^l`` documents of class l are in cluster k.
+
+    Returns a dense int64 array of shape (n_clusters, n_classes): rows are clusters (distinct values
+    of ``labels_pred``), columns classes (distinct values of ``labels_true``), each in sorted order
+    of the label values (first-appearance order when the values cannot be sorted). Note that this is
+    the transpose of :func:`sklearn.metrics.cluster.contingency_matrix`, which puts classes first.
+    """
+    true, pred = _check_labels(labels_true, labels_pred)
+    return contingency_matrix(pred, true)
+
+
+def purity(labels_true, labels_pred):
+    """Purity = (1/n) Σ_k max_l n_k^l, in (0, 1]; higher is better.
+
+    Zhao & Karypis (2004), "Empirical and theoretical comparisons of selected criterion functions
+    for document clustering", Machine Learning 55(3).
+    """
+    return float(_purity(contingency(labels_true, labels_pred)))
+
+
+def entropy(labels_true, labels_pred):
+    """Entropy = -(1/(n log2 q)) Σ_k Σ_l n_k^l log2(n_k^l / n_k), in [0, 1]; lower is better.
+
+    q is the number of classes; defined as 0 when q = 1. Zhao & Karypis (2004), as used in
+    paper 000 (AGPNMF), eq. 24.
+    """
+    return _entropy(contingency(labels_true, labels_pred))
+
+
+def nmi(labels_true, labels_pred, average_method="max"):
+    """Normalized mutual information = MI(C, C') / avg(H(C), H(C')), in [0, 1]; higher is better.
+
+    ``average_method`` is "max" (the papers' and Deng Cai's definition, the default), "arithmetic"
+    (scikit-learn's default), "geometric" (Strehl & Ghosh 2002) or "min". Computed by
+    :func:`sklearn.metrics.normalized_mutual_info_score`.
+    """
+    if average_method not in NMI_AVERAGE_METHODS:
+        raise InvalidInputError(
+            f"nmi: average_method={average_method!r} is not supported; "
+            f"use one of {', '.join(map(repr, NMI_AVERAGE_METHODS))}"
+        )
+    true, pred = _check_labels(labels_true, labels_pred)
+    return float(normalized_mutual_info_score(true, pred, average_method=average_method))
+
+
+def accuracy(labels_true, labels_pred):
+    """Accuracy (AC) = (1/n) max_m Σ_k n_k^{m(k)} over one-to-one maps m from clusters to classes.
+
+    The best map is found by the Hungarian method (:func:`scipy.optimize.linear_sum_assignment`);
+    with more clusters than classes the unmatched clusters count as errors. In [0, 1]; higher is
+    better. Cai, He & Han (2011), "Graph regularized NMF for data representation" (paper 003).
+    """
+    return float(_accuracy(contingency(labels_true, labels_pred)))
+
+
+def adjusted_rand(labels_true, labels_pred):
+    """Adjusted Rand index (Hubert & Arabie 1985), in [-0.5, 1], 0 for chance; higher is better.
+
+    Computed by :func:`sklearn.metrics.adjusted_rand_score`.
+    """
+    true, pred = _check_labels(labels_true, labels_pred)
+    return float(adjusted_rand_score(true, pred))
+
+
+def evaluate(labels_true, labels_pred):
+    """All registered metrics at once: a dict with keys purity, entropy, nmi, accuracy, ari."""
+    true, pred = _check_labels(labels_true, labels_pred)
+    C = contingency_matrix(pred, true)
+    return {
+        "purity": float(_purity(C)),
+        "entropy": _entropy(C),
+        "nmi": float(normalized_mutual_info_score(true, pred, average_method="max")),
+        "accuracy": float(_accuracy(C)),
+        "ari": float(adjusted_rand_score(true, pred)),
+    }
+
+
+# -- registry ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named metric ``func(labels_true, labels_pred) -> float`` and its direction."""
+
+    name: str
+    func: Callable
+    greater_is_better: bool
+
+
+METRICS = Registry("metric")
+for _metric in (
+    Metric("purity", purity, True),
+    Metric("entropy", entropy, False),
+    Metric("nmi", nmi, True),
+    Metric("accuracy", accuracy, True),
+    Metric("ari", adjusted_rand, True),
+):
+    METRICS.register(_metric.name, _metric)
+del _metric

@@ -1,0 +1,197 @@
+"""The estimator base class and the one update loop every factorization model shares.
+
+Orientation: ``X`` is documents × terms (scikit-learn's convention, shape ``(n, m)``); the
+papers write its transpose. A model's document factor (``V`` in the papers, ``n × k``) is what
+:meth:`transform` returns; its term-side basis (``U``, ``m × k``) is ``components_ = Uᵀ``.
+
+A model family implements four small functions as methods:
+
+``_prepare(X, y, graph) -> ctx``           precomputations shared by all restarts
+``_random_factors(ctx, rng) -> factors``   a random start (dict of arrays)
+``_custom_factors(ctx, W, H) -> factors``  a start from the caller's ``W`` (n × k), ``H`` (k × m)
+``_update(factors, ctx) -> objective``     one iteration, in place; objective at the new point
+
+and ``_objective(factors, ctx)`` and ``_finish(factors, ctx)`` (fitted attributes, document
+factor returned). :func:`run_updates` and :meth:`FactorizationModel._fit_factors` own
+iteration, tolerance, restarts, the objective history and convergence warnings.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .._errors import InvalidInputError
+from ..assign import assign_clusters
+from ..progress import progress_step
+
+EPS = 1e-10  # floor of every denominator (Cai's code)
+
+
+def run_updates(update, factors, ctx, n_iter, tol, history):
+    """Apply ``update`` up to ``n_iter`` times, appending each objective to ``history``.
+
+    Stops early when the relative decrease of the objective falls below ``tol``.
+    Returns True when it stopped on ``tol``.
+    """
+    for _ in range(n_iter):
+        objective = update(factors, ctx)
+        if not np.isfinite(objective):
+            raise FloatingPointError("the objective is not finite; check the input scale")
+        previous = history[-1]
+        history.append(float(objective))
+        progress_step()
+        if tol > 0 and abs(previous - objective) <= tol * max(abs(previous), EPS):
+            return True
+    return False
+
+
+class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Base class of the factorization models (NMF, GNMF, ...).
+
+    Common parameters
+    -----------------
+    n_components : int, number of factors and of clusters.
+    max_iter : int, total iterations of the kept run (restarts included).
+    tol : float, stop when the objective's relative decrease per iteration is below it
+        (0 runs exactly ``max_iter`` iterations).
+    n_init : int, random starts; each runs ``init_iter`` iterations, the one with the lowest
+        objective is continued to ``max_iter`` (DESIGN §5.4, Cai's ``nRepeat``/``minIter``).
+    init_iter : int, iterations of each start before the selection.
+    init : {"random", "custom"}; "custom" takes ``W`` (n × k) and ``H`` (k × m) from ``fit``.
+    assign : {"kmeans", "argmax"}, how ``labels_`` are read off the document factor.
+    n_assign_init : int, k-means restarts for ``assign="kmeans"``.
+    random_state : int, RandomState or None.
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "init_iter": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"random", "custom"})],
+        "assign": [StrOptions({"kmeans", "argmax"})],
+        "n_assign_init": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=8, *, max_iter=100, tol=1e-5, n_init=10, init_iter=30,
+                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.init_iter = init_iter
+        self.init = init
+        self.assign = assign
+        self.n_assign_init = n_assign_init
+        self.random_state = random_state
+
+    # -- public API -------------------------------------------------------------------
+    def fit(self, X, y=None, W=None, H=None, graph=None):
+        """Factorize ``X`` (documents × terms) and cluster the documents.
+
+        ``W``, ``H``: initial document factor and components for ``init="custom"``.
+        ``graph``: precomputed document graph (n × n, symmetric, non-negative) for
+        graph-regularized models; built from ``X`` when omitted.
+        """
+        self.fit_transform(X, y, W=W, H=H, graph=graph)
+        return self
+
+    def fit_transform(self, X, y=None, W=None, H=None, graph=None):
+        """Fit and return the document factor (n × k)."""
+        self._validate_params()
+        X = self._check_input(X, reset=True)
+        ctx = self._prepare(X, y, graph)
+        factors = self._fit_factors(ctx, W, H)
+        embedding = self._finish(factors, ctx)
+        self.labels_ = assign_clusters(
+            embedding, self.n_components, method=self.assign,
+            n_init=self.n_assign_init, random_state=self.random_state,
+        )
+        return embedding
+
+    def fit_predict(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).labels_
+
+    def transform(self, X):
+        """Document factor of new documents with the learned components held fixed."""
+        check_is_fitted(self)
+        return self._transform(self._check_input(X, reset=False))
+
+    # -- the shared driver ----------------------------------------------------------------
+    def _fit_factors(self, ctx, W, H):
+        rng = check_random_state(self.random_state)
+        if self.init == "custom":
+            starts = [self._custom_factors(ctx, W, H)]
+        else:
+            if W is not None or H is not None:
+                raise InvalidInputError("W and H are used only with init='custom'")
+            starts = [self._random_factors(ctx, rng) for _ in range(self.n_init)]
+        burn_in = self.max_iter if len(starts) == 1 else min(self.init_iter, self.max_iter)
+        runs = [self._start(f, ctx, burn_in) for f in starts]
+        factors, history, converged = min(runs, key=lambda run: run[1][-1])
+        remaining = self.max_iter - (len(history) - 1)
+        if not converged and remaining > 0:
+            converged = run_updates(self._update, factors, ctx, remaining, self.tol, history)
+        self._record(history, converged)
+        return factors
+
+    def _start(self, factors, ctx, n_iter):
+        history = [self._objective(factors, ctx)]
+        converged = run_updates(self._update, factors, ctx, n_iter, self.tol, history)
+        return factors, history, converged
+
+    def _record(self, history, converged):
+        self.objective_history_ = np.asarray(history)
+        self.n_iter_ = len(history) - 1
+        self.reconstruction_err_ = float(history[-1])
+        if not converged and self.tol > 0:
+            warnings.warn(
+                f"{type(self).__name__} stopped at max_iter={self.max_iter} before the "
+                f"objective's relative change fell below tol={self.tol}",
+                ConvergenceWarning,
+            )
+
+    # -- input checks ------------------------------------------------------------------
+    def _check_input(self, X, reset):
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=reset)
+        values = X.data if sp.issparse(X) else X
+        if values.size and values.min() < 0:
+            raise InvalidInputError(
+                f"Negative values in data passed to {type(self).__name__} (minimum "
+                f"{values.min():.3g}): it needs non-negative data such as counts or tf-idf"
+            )
+        if reset and self.n_components > min(X.shape):
+            raise InvalidInputError(
+                f"n_components={self.n_components} is larger than the data allows "
+                f"({X.shape[0]} documents × {X.shape[1]} terms); choose at most {min(X.shape)}"
+            )
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def check_custom_factor(name, array, shape, dtype):
+    """A caller-supplied initial factor: right shape, finite, non-negative."""
+    if array is None:
+        raise InvalidInputError(f"init='custom' needs {name} (shape {shape}) passed to fit")
+    array = check_array(array, dtype=dtype, copy=True)
+    if array.shape != shape:
+        raise InvalidInputError(f"{name} has shape {array.shape}, expected {shape}")
+    if array.min() < 0:
+        raise InvalidInputError(f"{name} has negative entries; initial factors must be ≥ 0")
+    return array

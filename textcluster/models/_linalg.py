@@ -1,0 +1,79 @@
+"""Products with the sparse data matrix, spread over the cores.
+
+SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
+into blocks of equal non-zero count and multiplying them in threads uses every core.
+Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
+"""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_info
+
+
+def n_threads():
+    """Threads for sparse products: ``$TEXTCLUSTER_THREADS``, else the BLAS thread limit
+    (which batch workers lower to avoid oversubscription), else the core count."""
+    if os.environ.get("TEXTCLUSTER_THREADS"):
+        return max(1, int(os.environ["TEXTCLUSTER_THREADS"]))
+    limits = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(1, min(limits) if limits else (os.cpu_count() or 1))
+
+
+@lru_cache(maxsize=4)
+def _pool(workers):
+    return ThreadPoolExecutor(workers, thread_name_prefix="textcluster-spmm")
+
+
+class SparseOperator:
+    """``X`` (CSR or dense) with fast ``X @ B`` and ``Xᵀ @ B`` for dense ``B``."""
+
+    def __init__(self, X, threads=None):
+        self.shape = X.shape
+        self.dtype = X.dtype
+        self.is_sparse = sp.issparse(X)
+        self.threads = threads or n_threads()
+        if self.is_sparse:
+            self._rows = _row_blocks(sp.csr_matrix(X), self.threads)
+            self._cols = _row_blocks(sp.csr_matrix(X.T), self.threads)
+        else:
+            self._X = np.asarray(X)
+
+    def dot(self, B):
+        """``X @ B``."""
+        return self._product(self._rows, B) if self.is_sparse else self._X @ B
+
+    def tdot(self, B):
+        """``Xᵀ @ B``."""
+        return self._product(self._cols, B) if self.is_sparse else self._X.T @ B
+
+    def _product(self, blocks, B):
+        out = np.empty((blocks[-1][1], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
+
+        def work(block):
+            start, stop, A = block
+            out[start:stop] = A @ B
+
+        if len(blocks) == 1:
+            work(blocks[0])
+        else:
+            list(_pool(len(blocks)).map(work, blocks))
+        return out
+
+    def squared_norm(self):
+        """``‖X‖²_F``."""
+        if self.is_sparse:
+            return float(sum(np.dot(A.data, A.data) for _, _, A in self._rows))
+        return float(np.vdot(self._X, self._X))
+
+
+def _row_blocks(A, parts):
+    """``[(start, stop, A[start:stop])]`` with about equal non-zeros per block."""
+    if parts <= 1 or A.shape[0] < 2 * parts:
+        return [(0, A.shape[0], A)]
+    targets = A.indptr[-1] * np.arange(1, parts) / parts
+    cuts = np.unique(np.r_[0, np.searchsorted(A.indptr, targets), A.shape[0]])
+    return [(a, b, A[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]

@@ -1,0 +1,95 @@
+"""The baselines of every paper: k-means on tf-idf rows, and LSI (truncated SVD) + k-means."""
+
+from numbers import Integral
+
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.decomposition import TruncatedSVD
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._errors import InvalidInputError
+
+
+class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
+    """k-means (Lloyd, k-means++ starts) on the document rows of the tf-idf matrix.
+
+    ``fit_transform`` returns the distances to the centroids; memory O(nnz + k·m)
+    (the centroids are dense).
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=8, *, n_init=10, max_iter=300, random_state=None):
+        self.n_components = n_components
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None, graph=None):
+        self._validate_params()
+        X = validate_data(self, X, accept_sparse="csr", dtype=["float64", "float32"])
+        _check_k(self.n_components, X.shape[0])
+        self.kmeans_ = self._kmeans().fit(self._represent(X, fitting=True))
+        self.labels_ = self.kmeans_.labels_
+        self.n_iter_ = self.kmeans_.n_iter_
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        return self
+
+    def fit_transform(self, X, y=None, graph=None):
+        return self.fit(X, y).transform(X)
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False,
+                          dtype=["float64", "float32"])
+        return self.kmeans_.transform(self._represent(X, fitting=False))
+
+    def _kmeans(self):
+        return KMeans(self.n_components, n_init=self.n_init, max_iter=self.max_iter,
+                      random_state=self.random_state)
+
+    def _represent(self, X, fitting):
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class LSIKMeans(KMeansBaseline):
+    """Latent semantic indexing + k-means: truncated SVD to ``n_dims`` dimensions (default
+    ``n_components``), then k-means on the projected documents (paper 003's LSI baseline)."""
+
+    _parameter_constraints = {
+        **KMeansBaseline._parameter_constraints,
+        "n_dims": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, n_components=8, *, n_dims=None, n_init=10, max_iter=300,
+                 random_state=None):
+        super().__init__(n_components, n_init=n_init, max_iter=max_iter,
+                         random_state=random_state)
+        self.n_dims = n_dims
+
+    def _represent(self, X, fitting):
+        if fitting:
+            # an SVD with as many dimensions as terms only rotates the documents
+            self.n_dims_ = min(self.n_dims or self.n_components, X.shape[1] - 1)
+            self.svd_ = None
+            if self.n_dims_ >= 1:
+                self.svd_ = TruncatedSVD(self.n_dims_, random_state=self.random_state).fit(X)
+        return X if self.svd_ is None else self.svd_.transform(X)
+
+
+def _check_k(k, n_docs):
+    if k > n_docs:
+        raise InvalidInputError(
+            f"cannot make {k} clusters from {n_docs} documents; choose k ≤ {n_docs}"
+        )

@@ -1,0 +1,97 @@
+"""Counting terms and weighting them.
+
+The default weighting is the one of the GNMF papers (Deng Cai's code, DESIGN §5.1):
+``w = (1 + ln tf) · ln(N / df)``, each document then scaled to unit L2 norm, and term columns
+that end up all-zero (a term in every document, or in none) dropped.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.preprocessing import normalize as _normalize_rows
+
+from .._errors import InvalidInputError
+from ..registry import Registry
+from .tokenize import Analyzer
+
+WEIGHTINGS = Registry("tf-idf weighting")
+
+
+def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
+    """Documents × terms count matrix (CSR) and the vocabulary, via scikit-learn's
+    ``CountVectorizer`` with a spaCy :class:`~textcluster.text.tokenize.Analyzer`."""
+    vectorizer = CountVectorizer(
+        analyzer=analyzer or Analyzer(),
+        min_df=min_df,
+        max_df=max_df,
+        max_features=max_features,
+        dtype=np.float64,
+    )
+    try:
+        counts = vectorizer.fit_transform(texts)
+    except ValueError as exc:  # e.g. empty vocabulary
+        raise InvalidInputError(f"no terms left after preprocessing: {exc}") from None
+    return counts.tocsr(), vectorizer.get_feature_names_out()
+
+
+@WEIGHTINGS.register("cai")
+def cai_tfidf(counts):
+    """``(1 + ln tf) · ln(N / df)`` (Deng Cai's ``tfidf.m``)."""
+    counts = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    idf = np.log(counts.shape[0] / np.maximum(df, 1))
+    counts.data = 1.0 + np.log(counts.data)
+    return counts @ sp.diags(idf)
+
+
+@WEIGHTINGS.register("sklearn")
+def sklearn_tfidf(counts):
+    """scikit-learn's default: ``tf · (ln((1 + N) / (1 + df)) + 1)``."""
+    return TfidfTransformer(norm=None).fit_transform(counts)
+
+
+@WEIGHTINGS.register("sklearn-sublinear")
+def sklearn_sublinear_tfidf(counts):
+    """scikit-learn with ``sublinear_tf=True``: ``(1 + ln tf) · (ln((1 + N) / (1 + df)) + 1)``."""
+    return TfidfTransformer(norm=None, sublinear_tf=True).fit_transform(counts)
+
+
+@WEIGHTINGS.register("tf")
+def raw_tf(counts):
+    """Raw term counts (no idf)."""
+    return sp.csr_matrix(counts, dtype=np.float64, copy=True)
+
+
+def tfidf(counts, weighting="cai", normalize=True, drop_empty_terms=True):
+    """Weighted, row-normalized documents × terms matrix and the kept column indices.
+
+    Parameters
+    ----------
+    counts : sparse matrix (n_docs, n_terms) of non-negative term counts.
+    weighting : name in :data:`WEIGHTINGS` (``cai``, ``sklearn``, ``sklearn-sublinear``, ``tf``).
+    normalize : scale each document to unit L2 norm.
+    drop_empty_terms : drop columns that are all zero after weighting.
+
+    Returns
+    -------
+    X : csr_matrix, float64
+    kept : ndarray of int, the original column index of each column of ``X``.
+    """
+    counts = sp.csr_matrix(counts)
+    if counts.nnz and counts.data.min() < 0:
+        raise InvalidInputError("term counts must be non-negative")
+    X = sp.csr_matrix(WEIGHTINGS.get(weighting)(counts))
+    X.eliminate_zeros()
+    kept = np.arange(X.shape[1])
+    if drop_empty_terms:
+        kept = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        X = X[:, kept]
+    if normalize:
+        X = _normalize_rows(X, norm="l2", copy=False)
+    X.sort_indices()
+    return X, kept
+
+
+def empty_rows(X):
+    """Positions of documents with no term left."""
+    return np.flatnonzero(np.diff(sp.csr_matrix(X).indptr) == 0)
