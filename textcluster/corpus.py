@@ -1,6 +1,7 @@
 """The one type every loader returns."""
 
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -106,6 +107,10 @@ class Corpus:
             raise InvalidInputError(
                 f"corpus {self.name!r} has no class labels, so classes cannot be selected"
             )
+        for option, value in (("min_class_size", min_class_size), ("top", top)):
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, Integral) or value < 1):
+                raise InvalidInputError(f"{option} must be a whole number ≥ 1, got {value!r}")
         sizes = self.class_sizes
         keep = list(sizes)
         if classes is not None:
@@ -120,6 +125,11 @@ class Corpus:
             keep = [c for c in keep if sizes[c] >= min_class_size]
         if top is not None:
             keep = keep[:top]
+        if not keep:
+            raise InvalidInputError(
+                f"the class selection leaves no document of corpus {self.name!r} (class "
+                f"sizes: {', '.join(f'{c} {n}' for c, n in list(sizes.items())[:10])})"
+            )
         return self.subset(np.isin(self.labels, keep))
 
 

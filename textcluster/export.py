@@ -3,7 +3,7 @@
 import json
 import os
 import platform
-import tempfile
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -81,12 +81,16 @@ def _history(model):
 
 
 def _atomic_write(path, text):
-    """Write ``text`` to ``path`` through a temporary file and a rename (no partial files)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    """Write ``text`` to ``path`` through a temporary file and a rename (no partial files).
+
+    The temporary file is created with ``open(..., "x")`` rather than ``mkstemp`` so that the
+    result gets the usual permissions (0666 less the umask), not mkstemp's owner-only 0600.
+    """
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with open(tmp, "x", encoding="utf-8", newline="") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

@@ -91,7 +91,8 @@ def _entropy(C):
     n_k = C.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(C > 0, C * np.log2(C / n_k), 0.0)
-    return float(-terms.sum() / (n * np.log2(q)))
+    # clipped (and + 0.0 turns -0.0 into 0.0) so rounding never leaves [0, 1]
+    return float(np.clip(-terms.sum() / (n * np.log2(q)), 0.0, 1.0)) + 0.0
 
 
 def _accuracy(C):

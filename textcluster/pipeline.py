@@ -2,16 +2,17 @@
 
 import inspect
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import metrics
 from ._errors import InvalidInputError
-from .ingest import CORPORA, load_corpus
+from .ingest import load_corpus, resolve_loader
 from .models import MODELS, make_model
-from .text.tfidf import count_terms, empty_rows, tfidf
+from .progress import progress_step
+from .text.tfidf import WEIGHTINGS, count_terms, empty_rows, tfidf
 from .text.tokenize import Analyzer
 
 # Preprocessing parameters and their defaults (DESIGN §5.1).
@@ -65,35 +66,56 @@ class Timer:
         self.seconds[name] = round(time.perf_counter() - start, 4)
 
 
+# Model parameters that have their own command-line option instead of ``--set``.
+RESERVED_SETTINGS = {"n_components": "--k", "random_state": "--seed"}
+SETTING_STAGES = ("corpus", "preprocess", "model")
+
+
 def split_settings(corpus_name, model_name, settings):
-    """Route ``--set name=value`` pairs to the corpus loader, preprocessing or the model."""
-    loader_opts = [p for p in inspect.signature(CORPORA.get(corpus_name)).parameters
-                   if p != "data_dir"]
-    model_opts = list(MODELS.get(model_name)().get_params())
-    routed = {"corpus": {}, "preprocess": {}, "model": {}}
+    """Route ``--set name=value`` pairs to the corpus loader, preprocessing or the model.
+
+    A bare name goes to the first of corpus options, preprocessing and model parameters that
+    has it. Prefix it with ``corpus.``, ``preprocess.`` or ``model.`` to choose: ``weighting``
+    alone is the tf-idf weighting, ``model.weighting`` GNMF's graph weighting.
+    """
+    options = {
+        "corpus": [p for p in inspect.signature(resolve_loader(corpus_name)).parameters
+                   if p != "data_dir"],
+        "preprocess": list(PREPROCESS_DEFAULTS),
+        "model": [p for p in MODELS.get(model_name)().get_params()
+                  if p not in RESERVED_SETTINGS],
+    }
+    routed = {stage: {} for stage in SETTING_STAGES}
     for name, value in settings.items():
-        if name in loader_opts:
-            routed["corpus"][name] = value
-        elif name in PREPROCESS_DEFAULTS:
-            routed["preprocess"][name] = value
-        elif name in model_opts:
-            routed["model"][name] = value
-        else:
+        stage, _, bare = name.rpartition(".")
+        if bare in RESERVED_SETTINGS and stage in ("", "model"):
             raise InvalidInputError(
-                f"unknown setting {name!r}. Corpus options: {', '.join(loader_opts) or '-'}; "
-                f"preprocessing: {', '.join(PREPROCESS_DEFAULTS)}; model {model_name!r}: "
-                f"{', '.join(model_opts)}"
+                f"set {bare} with the {RESERVED_SETTINGS[bare]} option, not with --set"
             )
+        if stage and stage not in SETTING_STAGES:
+            raise InvalidInputError(
+                f"unknown setting prefix {stage!r} in {name!r}; use corpus., preprocess. "
+                f"or model."
+            )
+        stages = [stage] if stage else [s for s in SETTING_STAGES if bare in options[s]]
+        if not stages or bare not in options[stages[0]]:
+            raise InvalidInputError(
+                f"unknown setting {name!r}. Corpus options: "
+                f"{', '.join(options['corpus']) or '-'}; preprocessing: "
+                f"{', '.join(options['preprocess'])}; model {model_name!r}: "
+                f"{', '.join(options['model'])}"
+            )
+        routed[stages[0]][bare] = value
     return routed
 
 
 def represent(corpus, **options):
     """The weighted documents × terms matrix of ``corpus`` (DESIGN §5.1 by default)."""
-    opts = {**PREPROCESS_DEFAULTS, **options}
+    opts = _check_preprocess({**PREPROCESS_DEFAULTS, **options})
     if corpus.texts is not None:
         analyzer = Analyzer(stop_words=opts["stop_words"], lowercase=opts["lowercase"],
                             normalize=opts["normalize"])
-        counts, vocabulary = count_terms(corpus.texts, analyzer, opts["min_df"],
+        counts, vocabulary = count_terms(_reporting(corpus.texts), analyzer, opts["min_df"],
                                          opts["max_df"], opts["max_features"])
     elif corpus.matrix is not None:
         counts, vocabulary = corpus.matrix, corpus.vocabulary
@@ -104,6 +126,41 @@ def represent(corpus, **options):
              else np.array([f"term{j}" for j in kept]))
     X, corpus, dropped = _handle_empty(X, corpus, opts["empty_documents"])
     return Representation(X.astype(opts["dtype"]), corpus, terms, dropped)
+
+
+def _reporting(items):
+    for item in items:
+        yield item
+        progress_step()
+
+
+def _check_preprocess(opts):
+    """``opts`` after checking the option names and the values no later stage checks."""
+    unknown = sorted(set(opts) - set(PREPROCESS_DEFAULTS))
+    if unknown:
+        raise InvalidInputError(
+            f"unknown preprocessing option {unknown[0]!r}; the options are: "
+            f"{', '.join(PREPROCESS_DEFAULTS)}"
+        )
+    if not isinstance(opts["lowercase"], bool):
+        raise InvalidInputError(f"lowercase must be true or false, got {opts['lowercase']!r}")
+    if opts["empty_documents"] not in ("error", "drop"):
+        raise InvalidInputError(
+            f"empty_documents must be 'error' or 'drop', got {opts['empty_documents']!r}"
+        )
+    if opts["weighting"] not in WEIGHTINGS:
+        raise InvalidInputError(
+            f"unknown tf-idf weighting {opts['weighting']!r}; known: "
+            f"{', '.join(WEIGHTINGS.names())} (GNMF's graph weighting is set with "
+            f"--set model.weighting=...)"
+        )
+    try:
+        dtype = np.dtype(opts["dtype"])
+    except TypeError:
+        dtype = None
+    if dtype not in (np.float64, np.float32):
+        raise InvalidInputError(f"dtype must be float64 or float32, got {opts['dtype']!r}")
+    return {**opts, "dtype": dtype.name}
 
 
 def _handle_empty(X, corpus, policy):
@@ -122,19 +179,25 @@ def _handle_empty(X, corpus, policy):
     return X[keep], corpus.subset(keep), ids
 
 
-def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None):
-    """Run one model on one corpus and evaluate it; returns a :class:`RunResult`."""
+def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
+        progress=None):
+    """Run one model on one corpus and evaluate it; returns a :class:`RunResult`.
+
+    ``progress(label, total)``, when given, returns a context manager that displays the
+    progress of a long stage (documents tokenized, iterations run).
+    """
     routed = split_settings(corpus_name, model_name, settings or {})
+    progress = progress or (lambda label, total: nullcontext())
     timer = Timer()
     with timer.stage("load"):
         corpus = load_corpus(corpus_name, data_dir=data_dir, **routed["corpus"])
-    with timer.stage("preprocess"):
+    with timer.stage("preprocess"), progress("preprocessing", corpus.n_docs):
         rep = represent(corpus, **routed["preprocess"])
     corpus = rep.corpus
     k = k or (len(corpus.classes) if corpus.labels is not None else None)
     _check_k(k, rep.X.shape[0], corpus.name)
     model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
-    with timer.stage("fit"):
+    with timer.stage("fit"), progress("factorizing", expected_iterations(model)):
         embedding = model.fit_transform(rep.X)
     labels = model.labels_
     with timer.stage("evaluate"):
@@ -144,6 +207,15 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None):
               "preprocess": {**PREPROCESS_DEFAULTS, **routed["preprocess"]},
               "model_params": _jsonable(model.get_params())}
     return RunResult(corpus, rep, model, labels, embedding, scores, timer.seconds, params)
+
+
+def expected_iterations(model):
+    """Iterations a factorization model will run at most (1 for other models)."""
+    params = model.get_params()
+    if "max_iter" not in params or "init_iter" not in params:
+        return 1
+    burn_in = min(params["init_iter"], params["max_iter"])
+    return params["n_init"] * burn_in + params["max_iter"] - burn_in
 
 
 def evaluate(corpus, labels, k):

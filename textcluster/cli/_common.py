@@ -37,6 +37,12 @@ def parse_settings(pairs):
     return settings
 
 
+class InputError(click.ClickException):
+    """Bad input (data, names, parameters): a message and exit code 2, like a usage error."""
+
+    exit_code = 2
+
+
 def user_errors(func):
     """Turn input errors into a clear message and exit code 2 (1 for other failures)."""
 
@@ -47,7 +53,7 @@ def user_errors(func):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 return func(*args, **kwargs)
         except (TextclusterError, InvalidParameterError) as exc:
-            raise click.ClickException(str(exc)) from None
+            raise InputError(str(exc)) from None
         except MemoryError:
             raise click.ClickException(
                 "out of memory; try a smaller corpus selection, fewer clusters or float32 "
@@ -55,6 +61,9 @@ def user_errors(func):
             ) from None
         except FloatingPointError as exc:
             raise click.ClickException(f"numerical failure: {exc}") from None
+        except OSError as exc:  # e.g. an output folder that cannot be created
+            where = f": {exc.filename}" if exc.filename else ""
+            raise click.ClickException(f"{exc.strerror or exc}{where}") from None
 
     return wrapper
 
@@ -62,7 +71,7 @@ def user_errors(func):
 class ProgressBar:
     """A click progress bar on an interactive terminal; silent in logs and pipes."""
 
-    def __init__(self, total, label):
+    def __init__(self, label, total):
         self.total, self.label = total, label
         self.bar = None
 

@@ -1,5 +1,7 @@
 """``textcluster run CORPUS --model MODEL``."""
 
+from pathlib import Path
+
 import click
 
 from .. import pipeline
@@ -32,21 +34,13 @@ def run_command(corpus, model, k, seed, out, settings, data_dir):
       textcluster run reuters --model nmf --set top=30 --set ncw=true
       textcluster run reuters-cai --model gnmf --k 20 --set lam=100 --set scaling=cai
     """
-    with ProgressBar(_expected_steps(model, parse_settings(settings)), "factorizing"):
-        result = pipeline.run(corpus, model, k=k, seed=seed, data_dir=data_dir,
-                              settings=parse_settings(settings))
+    if out:  # fail now, not after a long run, when the folder cannot be created
+        Path(out).mkdir(parents=True, exist_ok=True)
+    result = pipeline.run(corpus, model, k=k, seed=seed, data_dir=data_dir,
+                          settings=parse_settings(settings), progress=ProgressBar)
     click.echo(format_table(result))
     if out:
         click.echo(f"results written to {write_run(result, out)}")
-
-
-def _expected_steps(model, settings):
-    params = MODELS.get(model)().get_params()
-    params.update({k: v for k, v in settings.items() if k in params})
-    if "max_iter" not in params or "n_init" not in params:
-        return 1
-    burn_in = min(params.get("init_iter", 0), params["max_iter"])
-    return params["n_init"] * burn_in + params["max_iter"] - burn_in
 
 
 def format_table(result):
@@ -56,7 +50,7 @@ def format_table(result):
              f"{result.representation.X.shape[1]} terms, {m['n_clusters']} clusters",
              f"model {result.params['model']}"]
     if "nmi" not in m:
-        lines.append("no class labels: purity, entropy, NMI and accuracy need labels")
+        lines.append("no class labels: purity, entropy, NMI, accuracy and ARI need labels")
     for name in METRIC_ROWS:
         if name in m:
             lines.append(f"  {name:<10}{m[name]:.4f}")

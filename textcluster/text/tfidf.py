@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.preprocessing import normalize as _normalize_rows
+from sklearn.utils._param_validation import InvalidParameterError
 
 from .._errors import InvalidInputError
 from ..registry import Registry
@@ -29,6 +30,8 @@ def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
     )
     try:
         counts = vectorizer.fit_transform(texts)
+    except InvalidParameterError as exc:  # a bad min_df, max_df or max_features
+        raise InvalidInputError(f"invalid preprocessing setting: {exc}") from None
     except ValueError as exc:  # e.g. empty vocabulary
         raise InvalidInputError(f"no terms left after preprocessing: {exc}") from None
     return counts.tocsr(), vectorizer.get_feature_names_out()
@@ -77,7 +80,10 @@ def tfidf(counts, weighting="cai", normalize=True, drop_empty_terms=True):
     X : csr_matrix, float64
     kept : ndarray of int, the original column index of each column of ``X``.
     """
-    counts = sp.csr_matrix(counts)
+    counts = sp.csr_matrix(counts, copy=True)
+    counts.eliminate_zeros()  # stored zeros would count in df and give ln 0 = -inf
+    if not np.all(np.isfinite(counts.data)):
+        raise InvalidInputError("term counts must be finite (found NaN or infinity)")
     if counts.nnz and counts.data.min() < 0:
         raise InvalidInputError("term counts must be non-negative")
     X = sp.csr_matrix(WEIGHTINGS.get(weighting)(counts))

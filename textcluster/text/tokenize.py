@@ -6,6 +6,9 @@ from functools import lru_cache
 from .._errors import InvalidInputError
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]")  # starts with a letter, no pure numbers
+# spaCy splits "don't" into "do" + "n't"; the fragment is not a word (and only spaCy's
+# stop-word list has it, so with the others it would become a term of its own).
+_CLITICS = frozenset({"n't"})
 
 
 @lru_cache(maxsize=1)
@@ -59,7 +62,7 @@ class Analyzer:
         if self.lowercase:
             tokens = (t.lower() for t in tokens)
         words = [t for t in tokens if len(t) >= self.min_length and _WORD.fullmatch(t)]
-        words = [w for w in words if w.lower() not in self._stops]
+        words = [w for w in words if w.lower() not in self._stops and w.lower() not in _CLITICS]
         return [self._norm(w) for w in words] if self._norm else words
 
     def __getstate__(self):

@@ -1,0 +1,304 @@
+"""The pipeline stages (settings, representation, run, evaluation) and the result files."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.linalg import norm as sparse_norm
+from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.preprocessing import normalize
+
+from textcluster import export, pipeline
+from textcluster._errors import InvalidInputError
+from textcluster.corpus import Corpus
+from textcluster.registry import UnknownNameError
+
+from ._corpora import VOCABULARIES, write_folder_corpus
+
+FAST_NMF = {"n_init": 2, "max_iter": 30, "n_assign_init": 3}
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory):
+    return write_folder_corpus(tmp_path_factory.mktemp("pipeline") / "news")
+
+
+@pytest.fixture(scope="module")
+def nmf_result(corpus_dir):
+    return pipeline.run(str(corpus_dir), "nmf", settings=FAST_NMF)
+
+
+@pytest.fixture(scope="module")
+def kmeans_result(corpus_dir):
+    return pipeline.run(str(corpus_dir), "kmeans", settings={"n_init": 2})
+
+
+def class_of(term):
+    return next((c for c, words in VOCABULARIES.items() if term in words.split()), None)
+
+
+# -- split_settings -------------------------------------------------------------------------------
+
+
+def test_settings_are_routed_to_their_stage(corpus_dir):
+    routed = pipeline.split_settings(
+        str(corpus_dir), "gnmf",
+        {"top": 2, "pattern": "*.md", "stop_words": "nltk", "min_df": 2, "lam": 10,
+         "n_neighbors": 3},
+    )
+    assert routed == {"corpus": {"top": 2, "pattern": "*.md"},
+                      "preprocess": {"stop_words": "nltk", "min_df": 2},
+                      "model": {"lam": 10, "n_neighbors": 3}}
+
+
+def test_registered_corpus_options():
+    routed = pipeline.split_settings("reuters", "nmf", {"split": "modapte-train", "ncw": True})
+    assert routed["corpus"] == {"split": "modapte-train"}
+    assert routed["model"] == {"ncw": True}
+
+
+def test_bare_name_goes_to_the_first_stage_a_prefix_chooses():
+    """``weighting`` is both the tf-idf weighting and GNMF's graph weighting."""
+    routed = pipeline.split_settings("tdt2", "gnmf", {"weighting": "tf"})
+    assert routed["preprocess"] == {"weighting": "tf"} and routed["model"] == {}
+    routed = pipeline.split_settings(
+        "tdt2", "gnmf", {"model.weighting": "heat", "preprocess.weighting": "sklearn",
+                         "corpus.top": 3})
+    assert routed == {"corpus": {"top": 3}, "preprocess": {"weighting": "sklearn"},
+                      "model": {"weighting": "heat"}}
+
+
+def test_no_settings():
+    assert pipeline.split_settings("tdt2", "nmf", {}) == {
+        "corpus": {}, "preprocess": {}, "model": {}}
+
+
+def test_unknown_setting_lists_every_stage():
+    with pytest.raises(InvalidInputError) as err:
+        pipeline.split_settings("tdt2", "nmf", {"lam": 10})  # lam is a GNMF parameter
+    message = str(err.value)
+    assert "unknown setting 'lam'" in message
+    assert "variant" in message and "stop_words" in message and "ncw" in message
+    assert "n_components" not in message and "random_state" not in message
+
+
+@pytest.mark.parametrize("name", ["model.top", "corpus.lam", "preprocess.n_init"])
+def test_prefix_must_match_the_stage(name):
+    with pytest.raises(InvalidInputError, match="unknown setting"):
+        pipeline.split_settings("tdt2", "gnmf", {name: 1})
+
+
+def test_unknown_prefix():
+    with pytest.raises(InvalidInputError, match="unknown setting prefix 'graph'"):
+        pipeline.split_settings("tdt2", "gnmf", {"graph.weighting": "heat"})
+
+
+@pytest.mark.parametrize("name, option", [("n_components", "--k"), ("random_state", "--seed"),
+                                          ("model.n_components", "--k")])
+def test_k_and_seed_have_their_own_options(name, option):
+    with pytest.raises(InvalidInputError, match=option):
+        pipeline.split_settings("tdt2", "nmf", {name: 3})
+
+
+def test_unknown_model_and_corpus():
+    with pytest.raises(UnknownNameError, match="known models: gnmf, kmeans, lsi-kmeans, nmf"):
+        pipeline.split_settings("tdt2", "lda", {})
+    with pytest.raises(UnknownNameError, match="known corpora: reuters, reuters-cai, tdt2"):
+        pipeline.split_settings("no/such/folder", "nmf", {})
+
+
+# -- represent ------------------------------------------------------------------------------------
+
+
+def text_corpus(texts, labels=None):
+    return Corpus("toy", ids=[f"d{i}" for i in range(len(texts))], labels=labels, texts=texts)
+
+
+TEXTS = ["The rocket reached orbit.", "A rocket and a comet.", "Bake the bread in the oven.",
+         "The oven and the bread."]
+
+
+def test_represent_texts():
+    rep = pipeline.represent(text_corpus(TEXTS))
+    assert sorted(rep.terms) == ["bake", "bread", "comet", "orbit", "oven", "reached", "rocket"]
+    assert rep.X.shape == (4, 7) and rep.X.dtype == np.float64 and sp.issparse(rep.X)
+    np.testing.assert_allclose(sparse_norm(rep.X, axis=1), 1.0)
+    row = dict(zip(rep.terms, rep.X[0].toarray().ravel()))
+    assert row["rocket"] > 0 and row["oven"] == 0 and rep.dropped_docs == []
+
+
+def test_represent_stop_words_and_min_df():
+    rep = pipeline.represent(text_corpus(TEXTS), stop_words="none", min_df=2)
+    # "the" is in 3 of 4 documents: idf ln(4/3) > 0, so it stays
+    assert sorted(rep.terms) == ["and", "bread", "oven", "rocket", "the"]
+
+
+def test_represent_matrix_corpus_without_vocabulary():
+    counts = sp.csr_matrix(np.array([[1, 2, 0, 1], [0, 0, 3, 1], [4, 1, 0, 1.0]]))
+    corpus = Corpus("m", ids=["a", "b", "c"], labels=["x", "y", "x"], matrix=counts)
+    rep = pipeline.represent(corpus)
+    # column 3 is in every document (idf 0): dropped; the others keep their term ids
+    assert list(rep.terms) == ["term0", "term1", "term2"]
+    assert rep.X.shape == (3, 3)
+    assert rep.corpus is corpus
+
+
+def test_represent_matrix_corpus_with_vocabulary():
+    corpus = Corpus("m", ids=["a", "b"], matrix=sp.csr_matrix(np.array([[1, 0, 1], [0, 2, 1.0]])),
+                    vocabulary=["alpha", "beta", "gamma"])
+    assert list(pipeline.represent(corpus).terms) == ["alpha", "beta"]
+
+
+@pytest.mark.parametrize("weighting", ["sklearn", "sklearn-sublinear", "tf", "cai"])
+def test_represent_weightings(weighting):
+    counts = sp.csr_matrix(np.array([[1, 2, 0, 1], [0, 0, 3, 1], [4, 1, 0, 1.0]]))
+    corpus = Corpus("m", ids=["a", "b", "c"], matrix=counts)
+    rep = pipeline.represent(corpus, weighting=weighting)
+    np.testing.assert_allclose(sparse_norm(rep.X, axis=1), 1.0)
+    if weighting == "tf":
+        np.testing.assert_allclose(rep.X.toarray(), normalize(counts).toarray())
+    elif weighting == "sklearn":
+        expected = TfidfTransformer().fit_transform(counts).toarray()
+        np.testing.assert_allclose(rep.X.toarray(), expected)
+    expected_terms = 3 if weighting == "cai" else 4
+    assert len(rep.terms) == expected_terms
+
+
+def test_represent_float32():
+    rep = pipeline.represent(text_corpus(TEXTS), dtype="float32")
+    assert rep.X.dtype == np.float32
+
+
+def test_represent_empty_documents():
+    corpus = text_corpus(TEXTS + ["The and of it."], labels=["s", "s", "c", "c", "c"])
+    with pytest.raises(InvalidInputError, match=r"ids: d4.*empty_documents=drop"):
+        pipeline.represent(corpus)
+    rep = pipeline.represent(corpus, empty_documents="drop")
+    assert rep.dropped_docs == ["d4"]
+    assert list(rep.corpus.ids) == ["d0", "d1", "d2", "d3"] and rep.X.shape[0] == 4
+    assert list(rep.corpus.labels) == ["s", "s", "c", "c"]
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"stopwords": "nltk"}, "unknown preprocessing option 'stopwords'"),
+    ({"weighting": "bm25"}, "unknown tf-idf weighting 'bm25'"),
+    ({"dtype": "int64"}, "dtype must be float64 or float32"),
+    ({"dtype": "double-ish"}, "dtype must be float64 or float32"),
+    ({"empty_documents": "ignore"}, "empty_documents must be 'error' or 'drop'"),
+    ({"lowercase": "no"}, "lowercase must be true or false"),
+    ({"min_df": -1}, "'min_df' parameter"),
+    ({"stop_words": "german"}, "unknown stop-word list"),
+])
+def test_represent_rejects_bad_options(options, words):
+    with pytest.raises(InvalidInputError, match=words):
+        pipeline.represent(text_corpus(TEXTS), **options)
+
+
+def test_represent_needs_texts_or_matrix():
+    with pytest.raises(InvalidInputError, match="neither texts nor a matrix"):
+        pipeline.represent(Corpus("nothing", ids=["a"]))
+
+
+# -- run and evaluate -----------------------------------------------------------------------------
+
+
+def test_run_on_a_folder_corpus(nmf_result):
+    result = nmf_result
+    assert result.metrics["n_docs"] == 45 and result.metrics["n_clusters"] == 3
+    for name in ["purity", "nmi", "accuracy", "ari"]:
+        assert result.metrics[name] == pytest.approx(1.0)
+    assert result.metrics["entropy"] == 0.0
+    assert list(result.timings) == ["load", "preprocess", "fit", "evaluate"]
+    assert result.labels.shape == (45,) and result.embedding.shape == (45, 3)
+    assert result.params["k"] == 3 and result.params["seed"] == 0
+    assert result.params["model_params"]["max_iter"] == 30
+    assert result.params["preprocess"] == pipeline.PREPROCESS_DEFAULTS
+    json.dumps(result.params)  # JSON-ready
+
+
+def test_run_routes_corpus_options(corpus_dir):
+    result = pipeline.run(str(corpus_dir), "kmeans", settings={"top": 2, "n_init": 1})
+    assert result.metrics["n_docs"] == 30 and result.params["k"] == 2
+    assert result.params["corpus_options"] == {"top": 2}
+
+
+def test_run_checks_k(corpus_dir):
+    with pytest.raises(InvalidInputError, match="choose 1 ≤ k ≤ 45"):
+        pipeline.run(str(corpus_dir), "kmeans", k=46)
+
+
+def test_evaluate_unlabelled_corpus():
+    corpus = Corpus("flat", ids=["a", "b", "c"], texts=["x", "y", "z"])
+    assert pipeline.evaluate(corpus, np.array([0, 1, 1]), 2) == {"n_docs": 3, "n_clusters": 2}
+
+
+def test_evaluate_labelled_corpus():
+    corpus = Corpus("l", ids=["a", "b", "c", "d"], labels=["x", "x", "y", "y"])
+    scores = pipeline.evaluate(corpus, np.array([1, 1, 0, 0]), 2)
+    assert set(scores) == {"n_docs", "n_clusters", "purity", "entropy", "nmi", "accuracy", "ari"}
+    assert scores["nmi"] == pytest.approx(1.0)
+
+
+# -- export ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["nmf_result", "kmeans_result"])
+def test_top_terms_are_readable_and_belong_to_one_class(request, which):
+    result = request.getfixturevalue(which)
+    terms = export.top_terms(result, n_terms=5)
+    assert list(terms.columns) == ["cluster", "rank", "term", "weight"]
+    assert sorted(terms["cluster"].unique()) == [0, 1, 2]
+    classes = set()
+    for _, group in terms.groupby("cluster"):
+        assert list(group["rank"]) == [1, 2, 3, 4, 5]
+        assert (np.diff(group["weight"]) <= 0).all() and (group["weight"] > 0).all()
+        owners = {class_of(t) for t in group["term"]}
+        assert len(owners) == 1 and None not in owners  # real words of one vocabulary
+        classes |= owners
+    assert classes == set(VOCABULARIES)
+
+
+def test_clusters_frame(nmf_result):
+    frame = export.clusters_frame(nmf_result)
+    assert list(frame.columns) == ["doc_id", "cluster", "label", "score"]
+    assert frame["doc_id"].iloc[0] == "cooking/cooking00"
+    assert frame["score"].between(0, 1).all()
+
+
+def test_write_run_leaves_no_temporary_files(nmf_result, tmp_path):
+    out = export.write_run(nmf_result, tmp_path / "a" / "b")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["cluster_terms.csv", "clusters.csv", "metrics.json", "run.json"]
+    run = json.loads((out / "run.json").read_text())
+    assert run["n_iter"] == len(run["objective_history"]) - 1
+    assert json.loads((out / "metrics.json").read_text())["timings"] == nmf_result.timings
+    # writing again replaces the files, still without leftovers
+    export.write_run(nmf_result, out)
+    assert sorted(p.name for p in out.iterdir()) == names
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_written_files_follow_the_umask(nmf_result, tmp_path):
+    umask = os.umask(0o022)
+    try:
+        out = export.write_run(nmf_result, tmp_path)
+    finally:
+        os.umask(umask)
+    for path in out.iterdir():
+        assert path.stat().st_mode & 0o777 == 0o644, path.name
+
+
+def test_a_failed_write_keeps_the_old_file(nmf_result, tmp_path, monkeypatch):
+    target = tmp_path / "metrics.json"
+    target.write_text("old\n")
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(export.os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        export.write_run(nmf_result, tmp_path)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]

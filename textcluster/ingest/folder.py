@@ -1,0 +1,59 @@
+"""A folder of plain-text documents: one ``.txt`` file per document.
+
+``corpus/<class>/<doc>.txt`` gives labelled documents (the sub-folder is the class);
+``corpus/<doc>.txt`` gives unlabelled ones. Files are read as UTF-8; a file that is not valid
+UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
+in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
+are skipped.
+"""
+
+from pathlib import Path
+
+from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..corpus import Corpus
+
+
+def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
+    """Load the documents under ``path`` (see the module docstring)."""
+    if not isinstance(pattern, str) or not pattern:
+        raise InvalidInputError(f"pattern must be a file-name pattern such as '*.txt', got "
+                                f"{pattern!r}")
+    root = Path(path)
+    if not root.is_dir():
+        raise DataNotFoundError(f"corpus folder {root} does not exist or is not a folder")
+    flat = _documents(root, pattern)
+    nested = _documents(root, f"*/{pattern}")
+    if flat and nested:
+        raise CorpusFormatError(
+            f"{root} has documents both at its top level and in sub-folders; put every "
+            f"document in a class sub-folder (labelled) or all at the top level (unlabelled)"
+        )
+    files = nested or flat
+    if not files:
+        raise CorpusFormatError(f"no {pattern} files in {root} or its sub-folders")
+    texts, fallback = zip(*(_read_text(p) for p in files))
+    corpus = Corpus(
+        name=root.resolve().name,
+        ids=[p.relative_to(root).with_suffix("").as_posix() for p in files],
+        labels=[p.parent.name for p in files] if nested else None,
+        texts=list(texts),
+        metadata={"source": str(root), "pattern": pattern,
+                  "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f]},
+    )
+    return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+def _documents(root, pattern):
+    """Files matching ``pattern`` under ``root``, sorted; hidden files and folders (``.*``,
+    e.g. ``.ipynb_checkpoints/`` or macOS ``._name.txt``) are left out."""
+    return sorted(p for p in root.glob(pattern) if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def _read_text(path):
+    """``(text, used_fallback)``: UTF-8 (BOM allowed), else Latin-1."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), True
