@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from .._errors import InvalidInputError
 from ..assign import assign_clusters
@@ -59,8 +60,8 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
     -----------------
     n_components : int, number of factors and of clusters.
     max_iter : int, total iterations of the kept run (restarts included).
-    tol : float, stop when the objective's relative decrease per iteration is below it
-        (0 runs exactly ``max_iter`` iterations).
+    tol : float, stop when the objective's relative decrease per iteration is below it;
+        0 (default) runs exactly ``max_iter`` iterations, as Cai's code does.
     n_init : int, random starts; each runs ``init_iter`` iterations, the one with the lowest
         objective is continued to ``max_iter`` (DESIGN §5.4, Cai's ``nRepeat``/``minIter``).
     init_iter : int, iterations of each start before the selection.
@@ -82,7 +83,7 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=8, *, max_iter=100, tol=1e-5, n_init=10, init_iter=30,
+    def __init__(self, n_components=8, *, max_iter=100, tol=0.0, n_init=10, init_iter=30,
                  init="random", assign="kmeans", n_assign_init=20, random_state=None):
         self.n_components = n_components
         self.max_iter = max_iter
@@ -128,6 +129,12 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
 
     # -- the shared driver ----------------------------------------------------------------
     def _fit_factors(self, ctx, W, H):
+        # The k × k products are too small to gain from BLAS threads, and BLAS threads that
+        # spin while the sparse products run in our own threads can stall the loop.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._restarts(ctx, W, H)
+
+    def _restarts(self, ctx, W, H):
         rng = check_random_state(self.random_state)
         if self.init == "custom":
             starts = [self._custom_factors(ctx, W, H)]

@@ -11,16 +11,17 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_info
 
 
 def n_threads():
-    """Threads for sparse products: ``$TEXTCLUSTER_THREADS``, else the BLAS thread limit
-    (which batch workers lower to avoid oversubscription), else the core count."""
+    """Threads for sparse products: ``$TEXTCLUSTER_THREADS``, else the cores this process
+    may use (batch workers set the variable to avoid oversubscription)."""
     if os.environ.get("TEXTCLUSTER_THREADS"):
         return max(1, int(os.environ["TEXTCLUSTER_THREADS"]))
-    limits = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-    return max(1, min(limits) if limits else (os.cpu_count() or 1))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @lru_cache(maxsize=4)
