@@ -1,0 +1,127 @@
+"""What is special to NMF and GNMF (the common checks are in test_common_models.py)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.decomposition import NMF as SklearnNMF
+
+from textcluster import graph as graphs
+from textcluster.models import GNMF, NMF
+from textcluster.models.nmf import update_basis, update_documents
+
+from ._planted import planted_corpus
+
+
+def dense_objective(X, V, U, lam=0.0, W=None):
+    X = X.toarray() if sp.issparse(X) else X
+    value = np.linalg.norm(X - V @ U.T) ** 2
+    if W is not None:
+        L = graphs.laplacian(W).toarray()
+        value += lam * np.trace(V.T @ L @ V)
+    return value
+
+
+def test_updates_match_the_dense_formulas():
+    rng = np.random.default_rng(0)
+    X, W = rng.random((30, 20)), graphs.knn_graph(rng.random((30, 20)), n_neighbors=4)
+    U, V, lam = rng.random((20, 3)), rng.random((30, 3)), 2.5
+    U_ref = U * (X.T @ V) / (U @ V.T @ V)
+    update_basis(U, V, X.T @ V)
+    np.testing.assert_allclose(U, U_ref)
+    D = np.diag(np.asarray(W.sum(axis=1)).ravel())
+    Wd = W.toarray()
+    V_ref = V * (X @ U + lam * Wd @ V) / (V @ U.T @ U + lam * D @ V)
+    update_documents(U, V, X @ U, lam, W @ V, np.diag(D))
+    np.testing.assert_allclose(V, V_ref)
+
+
+@pytest.mark.parametrize("scaling", ["scale-free", "cai"])
+def test_recorded_objective_equals_the_dense_objective(scaling):
+    X, _ = planted_corpus(seed=11)
+    model = GNMF(3, lam=5.0, scaling=scaling, n_init=1, max_iter=20, graph_check=False,
+                 random_state=0)
+    model.fit(X)
+    # refit without the final normalization to read the factors the history refers to
+    ctx = model._prepare(X, None, None)
+    factors = model._random_factors(ctx, np.random.RandomState(0))
+    for _ in range(20):
+        last = model._update(factors, ctx)
+    expected = dense_objective(X, factors["V"], factors["U"], ctx["lam"], model.graph_)
+    assert last == pytest.approx(expected, rel=1e-9)
+    assert model.objective_history_[-1] == pytest.approx(expected, rel=1e-9)
+
+
+def test_gnmf_with_zero_lambda_is_nmf():
+    X, _ = planted_corpus(seed=12)
+    nmf = NMF(3, n_init=3, init_iter=10, max_iter=50, random_state=4).fit(X)
+    gnmf = GNMF(3, lam=0.0, scaling="cai", graph_check=False, n_init=3, init_iter=10,
+                max_iter=50, random_state=4).fit(X)
+    np.testing.assert_allclose(gnmf.components_, nmf.components_, rtol=1e-10)
+    np.testing.assert_allclose(gnmf.objective_history_, nmf.objective_history_, rtol=1e-10)
+    np.testing.assert_array_equal(gnmf.labels_, nmf.labels_)
+
+
+def test_nmf_reaches_the_same_fit_as_scikit_learn():
+    X, _ = planted_corpus(n_per_class=60, seed=13)
+    rng = np.random.default_rng(0)
+    W0, H0 = rng.random((X.shape[0], 4)), rng.random((4, X.shape[1]))
+    ours = NMF(4, init="custom", max_iter=400).fit(X, W=W0.copy(), H=H0.copy())
+    theirs = SklearnNMF(4, solver="mu", init="custom", max_iter=400, tol=0)
+    theirs.fit_transform(X, W=W0.copy(), H=H0.copy())
+    ours_error = np.sqrt(ours.objective_history_[-1])
+    assert ours_error == pytest.approx(theirs.reconstruction_err_, rel=0.02)
+
+
+def test_scale_free_lambda_does_not_depend_on_the_data_scale():
+    X, _ = planted_corpus(seed=14)
+    a = GNMF(3, n_init=2, init_iter=5, max_iter=30, random_state=0).fit(X)
+    b = GNMF(3, n_init=2, init_iter=5, max_iter=30, random_state=0).fit(X * 1000.0)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-6, atol=1e-12)
+
+
+def test_scale_free_lambda_does_not_depend_on_the_edge_weight_scale():
+    X, _ = planted_corpus(seed=15)
+    W = graphs.knn_graph(X, n_neighbors=5)
+    a = GNMF(3, n_init=2, init_iter=5, max_iter=30, random_state=0).fit(X, graph=W)
+    b = GNMF(3, n_init=2, init_iter=5, max_iter=30, random_state=0).fit(X, graph=W * 7.0)
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-6, atol=1e-12)
+
+
+def test_graph_that_disagrees_with_the_data_falls_back_to_nmf():
+    X, y = planted_corpus(n_per_class=60, seed=16)
+    n = X.shape[0]
+    rng = np.random.default_rng(0)
+    G = sp.csr_matrix((np.ones(5 * n), (np.repeat(np.arange(n), 5), rng.integers(0, n, 5 * n))),
+                      shape=(n, n))
+    G = G.maximum(G.T).tolil()
+    G.setdiag(0)
+    model = GNMF(3, n_init=3, init_iter=10, max_iter=60, random_state=0)
+    with pytest.warns(UserWarning, match="does not agree with the data"):
+        model.fit(X, graph=G.tocsr())
+    assert model.graph_check_["passed"] is False
+    assert model.graph_check_["support"] < 0.5 * model.graph_check_["reference"]
+
+
+def test_graph_that_agrees_with_the_data_is_kept():
+    X, _ = planted_corpus(n_per_class=60, seed=17)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = GNMF(3, n_init=3, init_iter=10, max_iter=60, random_state=0).fit(X)
+    assert model.graph_check_["passed"] is True
+
+
+def test_transform_of_training_documents_is_close_to_their_factor():
+    X, y = planted_corpus(seed=18)
+    model = NMF(3, n_init=1, max_iter=300, random_state=0)
+    V = model.fit_transform(X)
+    V_new = model.transform(X)
+    assert np.argmax(V_new, axis=1).tolist() == np.argmax(V, axis=1).tolist()
+
+
+def test_ncw_weighting_runs_and_keeps_shapes():
+    X, y = planted_corpus(seed=19)
+    V = NMF(3, ncw=True, n_init=2, init_iter=5, max_iter=30, random_state=0).fit_transform(X)
+    assert V.shape == (X.shape[0], 3) and np.all(np.isfinite(V))
