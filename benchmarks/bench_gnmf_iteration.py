@@ -36,10 +36,14 @@ medians GNMF / scikit-learn, and the median of the per-repeat (paired) ratios.
 
 ``--profile`` adds an operation-level breakdown of one default-GNMF iteration (sparse
 products ``X.tdot(V)`` / ``X.dot(U)``, the k × k Gram products, the ``(n|m) × k × k``
-products, the elementwise updates, the graph product ``W @ V``, the objective) and of one
-scikit-learn iteration, by replaying the same operations as ``GNMF._update`` /
-scikit-learn's ``_multiplicative_update_w/h`` one at a time with a timer around each.
-The GNMF replay is checked against ``model._update`` (same factors and objective).
+products, the elementwise updates, the graph product ``W @ V``, the objective). It runs the
+model's own ``_update`` on instrumented arrays (an ndarray subclass timing every ufunc, ``@``
+and numpy function; timing proxies for the sparse operands of ``ctx``; the functions of
+``textcluster.models.nmf`` wrapped to attribute each operation to its step), so it follows
+whatever ``_update`` currently does; the result is checked against a plain ``_update``.
+scikit-learn's Frobenius MU step is replayed operation by operation (checked against its
+private ``_multiplicative_update_w/_h``). The sparse products are also timed on their own:
+textcluster's threaded operator, one thread, and SciPy, in float64 and float32.
 
 ``--end-to-end`` mode
 ---------------------
@@ -82,8 +86,7 @@ import textcluster
 from textcluster import pipeline
 from textcluster.ingest import load_corpus
 from textcluster.models import _linalg
-from textcluster.models._base import EPS
-from textcluster.models.nmf import GNMF, graph_smoothness
+from textcluster.models.nmf import GNMF
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
@@ -279,61 +282,211 @@ def print_iteration_table(result):
 
 
 # -- profile: one iteration, operation by operation ---------------------------------------
-class OpTimer:
-    def __init__(self):
+#
+# The GNMF profile does not re-implement ``_update``: it runs the model's own ``_update`` on
+# factors that are instances of ``TimedArray`` (an ndarray subclass that times every ufunc,
+# ``@`` and numpy function applied to it), with the sparse operands of ``ctx`` wrapped in
+# timing proxies and the functions of ``textcluster.models.nmf`` (and the model's helper
+# methods) wrapped so that each operation is attributed to the step it belongs to
+# (U update, V update, objective, ...). The result is checked against a plain ``_update``.
+
+class _Probe:
+    """Accumulates seconds per (phase, operation) while an instrumented update runs."""
+
+    def __init__(self, n, m):
+        self.n, self.m = n, m
         self.seconds = {}
+        self.phases = []
+        self.depth = 0  # > 0 while inside a timed operation (nested numpy calls not counted)
 
-    def __call__(self, name, fn, *args):
+    def record(self, op, seconds):
+        phase = self.phases[0] if self.phases else "update (top level)"
+        key = f"{phase}: {op}"
+        self.seconds[key] = self.seconds.get(key, 0.0) + seconds
+
+    def matmul_name(self, a, b):
+        a_shape, b_shape = np.shape(a), np.shape(b)
+        if len(a_shape) != 2 or len(b_shape) != 2:
+            return "matmul (other)"
+        rows, inner, cols = a_shape[0], a_shape[1], b_shape[1]
+        side = {self.n: "n", self.m: "m"}
+        if rows == cols and inner in side:
+            factor = "V" if inner == self.n else "U"
+            return f"gram {factor}ᵀ{factor} ({side[inner]}·k²)"
+        if rows in side and inner == cols:
+            factor = "V" if rows == self.n else "U"
+            return f"{factor}@(k×k) ({side[rows]}·k²)"
+        return f"matmul {a_shape}@{b_shape}"
+
+
+class TimedArray(np.ndarray):
+    """ndarray whose ufuncs, ``@`` and numpy functions are timed into ``TimedArray.probe``."""
+
+    probe = None
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = [_plain(x) for x in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(_plain(o) for o in out)
+        probe = TimedArray.probe
+        probe.depth += 1
         start = time.perf_counter()
-        out = fn(*args)
-        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
-        return out
+        try:
+            result = getattr(ufunc, method)(*plain, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - start
+            probe.depth -= 1
+        if probe.depth == 0:
+            if ufunc is np.matmul:
+                name = probe.matmul_name(*plain[:2])
+            elif method == "reduce":
+                name = "reductions"
+            else:
+                name = "elementwise"
+            probe.record(name, elapsed)
+        if out is not None:
+            return out[0] if len(out) == 1 else out
+        return _timed(result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        args = tuple(_plain_nested(a) for a in args)
+        kwargs = {key: _plain_nested(value) for key, value in kwargs.items()}
+        probe = TimedArray.probe
+        probe.depth += 1
+        start = time.perf_counter()
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - start
+            probe.depth -= 1
+        if probe.depth == 0:
+            probe.record("reductions" if func.__name__ in REDUCTIONS else func.__name__,
+                         elapsed)
+        return _timed(result)
 
 
-def replay_gnmf_update(U, V, ctx, t):
-    """The operations of ``GNMF._update`` (scaling="scale-free"), one timed call each."""
-    X, W, lam, degree = ctx["X"], ctx["W"], ctx["lam"], ctx["degree"]
-    WV = t("graph W@V", lambda: W @ V)
-    penalty = t("elementwise: penalty vᵀLv", lambda: lam * graph_smoothness(V, WV, degree))
-    # update_basis(U, V, X.tdot(V), penalty)
-    XtV = t("sparse X.tdot(V)", X.tdot, V)
-    VtV = t("gram V.T@V (n·k²)", lambda: V.T @ V)
-    den = t("U@(k×k) (m·k²)", lambda: U @ VtV)
+REDUCTIONS = {"vdot", "einsum", "dot", "sum", "norm", "inner"}
 
-    def basis_elementwise():
-        d = den + U * penalty
-        U.__imul__(XtV / np.maximum(d, EPS))
-    t("elementwise: U update", basis_elementwise)
 
-    def normalize():
-        norms = np.maximum(np.linalg.norm(U, axis=0), EPS)
-        U.__itruediv__(norms)
-        V.__imul__(norms)
-        WV.__imul__(norms)
-    t("normalize basis", normalize)
-    XU = t("sparse X.dot(U)", X.dot, U)
-    # update_documents(U, V, XU, lam, WV, degree)
-    UtU = t("gram U.T@U (m·k²)", lambda: U.T @ U)
-    den = t("V@(k×k) (n·k²)", lambda: V @ UtU)
+def _plain(x):
+    return x.view(np.ndarray) if isinstance(x, TimedArray) else x
 
-    def documents_elementwise():
-        num = XU + lam * WV
-        d = den + lam * degree[:, None] * V
-        V.__imul__(num / np.maximum(d, EPS))
-    t("elementwise: V update", documents_elementwise)
-    # reconstruction_error(X_norm2, V, U, XU)
-    cross = t("objective: vdots + graph einsums", np.vdot, V, XU)
-    UtU2 = t("objective: gram U.T@U again", lambda: U.T @ U)
-    VtV2 = t("objective: gram V.T@V again", lambda: V.T @ V)
-    gram = t("objective: vdots + graph einsums", np.vdot, UtU2, VtV2)
-    error = max(ctx["X_norm2"] - 2.0 * cross + gram, 0.0)
-    # _graph_term
-    WV2 = t("objective: graph W@V again", lambda: W @ V)
 
-    def graph_term():
-        smooth = graph_smoothness(V, WV2, degree) * np.einsum("ij,ij->j", U, U)
-        return lam * float(smooth.sum())
-    return error + t("objective: vdots + graph einsums", graph_term)
+def _plain_nested(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(item) for item in x)
+    return _plain(x)
+
+
+def _timed(x):
+    return x.view(TimedArray) if isinstance(x, np.ndarray) and x.ndim > 0 else x
+
+
+class _TimedOperand:
+    """Proxy for a sparse operand of ``ctx``: times ``@``, ``dot`` and ``tdot``."""
+
+    def __init__(self, target, label):
+        self._target, self._label = target, label
+
+    def _timed_call(self, name, fn, B):
+        probe = TimedArray.probe
+        shape = getattr(B, "shape", ())  # attribute access: not a timed numpy call
+        rows = shape[0] if len(shape) == 2 else None
+        name = name.replace("(B)", "(V)" if rows == probe.n else "(U)" if rows == probe.m
+                            else "(B)")
+        name = name.replace("@ B", "@ V" if rows == probe.n else "@ U" if rows == probe.m
+                            else "@ B")
+        start = time.perf_counter()
+        result = fn(_plain(B))
+        probe.record(name, time.perf_counter() - start)
+        return _timed(np.asarray(result))
+
+    def __matmul__(self, B):
+        return self._timed_call(f"sparse {self._label} @ B", self._target.__matmul__, B)
+
+    def dot(self, B):
+        return self._timed_call(f"sparse {self._label}.dot(B)", self._target.dot, B)
+
+    def tdot(self, B):
+        return self._timed_call(f"sparse {self._label}.tdot(B)", self._target.tdot, B)
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+PHASE_NAMES = {"update_basis": "U update", "update_documents": "V update",
+               "reconstruction_error": "objective", "_graph_term": "objective",
+               "_objective": "objective", "graph_smoothness": "graph smoothness vᵀLv",
+               "normalize_basis": "normalize basis"}
+
+
+def _phase_wrapper(name, fn):
+    phase = PHASE_NAMES.get(name, name)
+
+    def wrapped(*args, **kwargs):
+        probe = TimedArray.probe
+        probe.phases.append(phase)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            probe.phases.pop()
+    return wrapped
+
+
+def instrumented_update(model, factors, ctx, probe):
+    """Run ``model._update`` once with every operation timed; returns its objective."""
+    import textcluster.models.nmf as nmf_module
+
+    timed_factors = {key: _timed(value) for key, value in factors.items()}
+    timed_ctx = dict(ctx)
+    for key, value in ctx.items():
+        if sp.issparse(value) or isinstance(value, _linalg.SparseOperator):
+            timed_ctx[key] = _TimedOperand(value, "W" if key == "W" else key)
+    patched_functions = {
+        name: fn for name, fn in vars(nmf_module).items()
+        if callable(fn) and getattr(fn, "__module__", None) == nmf_module.__name__
+        and not isinstance(fn, type)
+    }
+    patched_methods = [name for name in ("_graph_term", "_objective") if hasattr(model, name)]
+    TimedArray.probe = probe
+    try:
+        for name, fn in patched_functions.items():
+            setattr(nmf_module, name, _phase_wrapper(name, fn))
+        for name in patched_methods:
+            setattr(model, name, _phase_wrapper(name, getattr(model, name)))
+        start = time.perf_counter()
+        objective = model._update(timed_factors, timed_ctx)
+        total = time.perf_counter() - start
+    finally:
+        for name, fn in patched_functions.items():
+            setattr(nmf_module, name, fn)
+        for name in patched_methods:
+            delattr(model, name)
+        TimedArray.probe = None
+    for key, value in timed_factors.items():  # copy back (the update may rebind arrays)
+        factors[key][...] = _plain(value)
+    probe.seconds["(whole instrumented _update)"] = total
+    return float(objective)
+
+
+def op_category(label):
+    """Coarse category of a profiled operation, for the summary."""
+    phase, _, op = label.partition(": ")
+    if label.startswith("("):
+        return None
+    if op.startswith("sparse W"):
+        kind = "graph product W@V"
+    elif op.startswith("sparse"):
+        kind = "sparse products with X"
+    elif op.startswith("gram"):
+        kind = "Gram products (k×k)"
+    elif "@(k×k)" in op:
+        kind = "factor × (k×k) products"
+    elif op == "elementwise":
+        kind = "elementwise"
+    else:
+        kind = "reductions / other numpy"
+    return f"objective: {kind}" if phase == "objective" else kind
 
 
 def replay_sklearn_iteration(X, W, H, t):
@@ -358,28 +511,85 @@ def replay_sklearn_iteration(X, W, H, t):
     t("elementwise: H update", h_elementwise)
 
 
+class OpTimer:
+    def __init__(self):
+        self.seconds = {}
+
+    def __call__(self, name, fn, *args):
+        start = time.perf_counter()
+        out = fn(*args)
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+        return out
+
+
+def _check_sklearn_replay(X, W, H):
+    """The replay gives the same W, H as scikit-learn's own update functions."""
+    try:
+        from sklearn.decomposition._nmf import (_multiplicative_update_h,
+                                                _multiplicative_update_w)
+    except ImportError:
+        return "not checked (private scikit-learn functions not found)"
+    W1, H1 = W.copy(), H.copy()
+    W1, *_ = _multiplicative_update_w(X, W1, H1, beta_loss=2, l1_reg_W=0, l2_reg_W=0, gamma=1)
+    H1 = _multiplicative_update_h(X, W1, H1, beta_loss=2, l1_reg_H=0, l2_reg_H=0, gamma=1)
+    W2, H2 = W.copy(), H.copy()
+    replay_sklearn_iteration(X, W2, H2, OpTimer())
+    if not (np.allclose(W1, W2, rtol=1e-10) and np.allclose(H1, H2, rtol=1e-10)):
+        raise AssertionError("the scikit-learn replay does not match its update functions")
+    return "matches sklearn.decomposition._nmf._multiplicative_update_w/_h"
+
+
+def sparse_product_variants(X, k, seed, repeats):
+    """X·U and Xᵀ·V alone: textcluster's threaded operator vs one thread vs SciPy, f64/f32."""
+    rng = np.random.RandomState(seed)
+    n, m = X.shape
+    U, V = rng.uniform(size=(m, k)), rng.uniform(size=(n, k))
+    variants = {}
+    for dtype in (np.float64, np.float32):
+        Xd, Ud, Vd = X.astype(dtype), U.astype(dtype), V.astype(dtype)
+        threaded, single = _linalg.SparseOperator(Xd), _linalg.SparseOperator(Xd, threads=1)
+        name = np.dtype(dtype).name
+        variants[f"X.dot(U) textcluster {threaded.threads} threads {name}"] = \
+            lambda op=threaded, U=Ud: op.dot(U)
+        variants[f"X.dot(U) textcluster 1 thread {name}"] = lambda op=single, U=Ud: op.dot(U)
+        variants[f"X.tdot(V) textcluster {threaded.threads} threads {name}"] = \
+            lambda op=threaded, V=Vd: op.tdot(V)
+        variants[f"X @ U scipy CSR {name}"] = lambda X=Xd, U=Ud: X @ U
+        variants[f"V.T @ X scipy (sklearn's form) {name}"] = lambda X=Xd, V=Vd: V.T @ X
+    samples = {name: [] for name in variants}
+    for r in range(repeats):
+        for name, fn in rotated(list(variants.items()), r):
+            start = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+    return {name: summarize(values) for name, values in samples.items()}
+
+
 def profile_benchmark(args, X, graph, log):
     model = GNMF(n_components=args.k, random_state=args.seed)
     ctx = model._prepare(X, None, graph)
+    n, m = X.shape
     factors = model._random_factors(ctx, np.random.RandomState(args.seed))
     model._update(factors, ctx)  # warm-up
-    # correctness of the replay: same start, same result as model._update
-    check = {"U": factors["U"].copy(), "V": factors["V"].copy()}
-    expected = model._update(check, ctx)
-    got = replay_gnmf_update(factors["U"].copy(), factors["V"].copy(), ctx, OpTimer())
+    # the instrumentation must not change the result
+    plain = {key: value.copy() for key, value in factors.items()}
+    probed = {key: value.copy() for key, value in factors.items()}
+    expected = model._update(plain, ctx)
+    got = instrumented_update(model, probed, ctx, _Probe(n, m))
     if not np.isclose(expected, got, rtol=1e-9):
-        raise AssertionError(f"replay objective {got} != _update objective {expected}")
+        raise AssertionError(f"instrumented objective {got} != _update objective {expected}")
 
-    gnmf_runs, sk_runs, whole = [], [], []
     rng = np.random.RandomState(args.seed)
-    n, m = X.shape
     avg = np.sqrt(X.mean() / args.k)
     Wsk = np.abs(avg * rng.standard_normal((n, args.k)))
     Hsk = np.abs(avg * rng.standard_normal((args.k, m)))
+    sk_check = _check_sklearn_replay(X, Wsk, Hsk)
+
+    gnmf_runs, sk_runs, whole = [], [], []
     for r in range(args.repeats):
-        timer = OpTimer()
-        replay_gnmf_update(factors["U"], factors["V"], ctx, timer)
-        gnmf_runs.append(timer.seconds)
+        probe = _Probe(n, m)
+        instrumented_update(model, factors, ctx, probe)
+        gnmf_runs.append(probe.seconds)
         start = time.perf_counter()
         model._update(factors, ctx)
         whole.append(time.perf_counter() - start)
@@ -389,29 +599,67 @@ def profile_benchmark(args, X, graph, log):
         log(f"profile repeat {r + 1}/{args.repeats}")
 
     def table(runs):
-        names = list(runs[0])
+        names = sorted({name for run in runs for name in run})
         return {name: summarize([run.get(name, 0.0) for run in runs]) for name in names}
 
+    def categories(runs):
+        per_run = []
+        for run in runs:
+            totals = {}
+            for label, seconds in run.items():
+                category = op_category(label)
+                if category is not None:
+                    totals[category] = totals.get(category, 0.0) + seconds
+            tracked = sum(totals.values())
+            totals["untracked (Python, copies)"] = max(
+                run["(whole instrumented _update)"] - tracked, 0.0)
+            per_run.append(totals)
+        return table(per_run)
+
+    log("timing the sparse products on their own")
     return {"gnmf_ops_seconds": table(gnmf_runs),
+            "gnmf_categories_seconds": categories(gnmf_runs),
             "gnmf_whole_update_seconds": summarize(whole),
             "sklearn_ops_seconds": table(sk_runs),
-            "repeats": args.repeats}
+            "sklearn_replay_check": sk_check,
+            "sparse_product_variants_seconds": sparse_product_variants(
+                X, args.k, args.seed, max(args.repeats, 5)),
+            "repeats": args.repeats,
+            "method": "GNMF: model._update run on instrumented arrays (every ufunc, @ and "
+                      "numpy function timed, attributed to the nmf function it ran in), checked "
+                      "against a plain _update; scikit-learn: its Frobenius MU step replayed "
+                      "op by op, checked against its private update functions"}
+
+
+def _print_ops(title, ops, repeats, total_key=None):
+    rows = {name: op for name, op in ops.items() if not name.startswith("(")}
+    total = sum(op["median"] for op in rows.values())
+    print()
+    print(f"{title}: medians over {repeats} repeats (ms)")
+    print(f"{'operation':<48}{'median':>9}{'min':>9}{'max':>9}{'share':>8}")
+    for name, op in sorted(rows.items(), key=lambda kv: -kv[1]["median"]):
+        print(f"{name:<48}{fmt_ms(op['median'])}{fmt_ms(op['min'])}{fmt_ms(op['max'])}"
+              f"{100 * op['median'] / max(total, 1e-12):7.1f}%")
+    print(f"{'sum of medians':<48}{fmt_ms(total)}")
+    if total_key and total_key in ops:
+        print(f"{total_key:<48}{fmt_ms(ops[total_key]['median'])}")
 
 
 def print_profile(prof):
-    for title, key in (("GNMF (scale-free) one iteration", "gnmf_ops_seconds"),
-                       ("scikit-learn MU one iteration", "sklearn_ops_seconds")):
-        ops = prof[key]
-        total = sum(op["median"] for op in ops.values())
-        print()
-        print(f"{title}: medians over {prof['repeats']} repeats (ms)")
-        print(f"{'operation':<36}{'median':>9}{'min':>9}{'max':>9}{'share':>8}")
-        for name, op in sorted(ops.items(), key=lambda kv: -kv[1]["median"]):
-            print(f"{name:<36}{fmt_ms(op['median'])}{fmt_ms(op['min'])}{fmt_ms(op['max'])}"
-                  f"{100 * op['median'] / total:7.1f}%")
-        print(f"{'sum of medians':<36}{fmt_ms(total)}")
-    print(f"{'GNMF._update (whole, same repeats)':<36}"
+    reps = prof["repeats"]
+    _print_ops("GNMF one iteration, by step and operation", prof["gnmf_ops_seconds"], reps,
+               "(whole instrumented _update)")
+    _print_ops("GNMF one iteration, by kind of operation", prof["gnmf_categories_seconds"],
+               reps)
+    print(f"{'GNMF._update uninstrumented (same repeats)':<48}"
           f"{fmt_ms(prof['gnmf_whole_update_seconds']['median'])}")
+    _print_ops("scikit-learn MU one iteration", prof["sklearn_ops_seconds"], reps)
+    print(f"(scikit-learn replay {prof['sklearn_replay_check']})")
+    variants = prof["sparse_product_variants_seconds"]
+    print()
+    print(f"Sparse products alone (k columns), median ms over {next(iter(variants.values()))['n']}")
+    for name, row in variants.items():
+        print(f"  {name:<46}{fmt_ms(row['median'])}  (min {row['min'] * 1e3:.1f})")
 
 
 # -- end-to-end mode ----------------------------------------------------------------------

@@ -33,7 +33,7 @@ def test_updates_match_the_dense_formulas():
     D = np.diag(np.asarray(W.sum(axis=1)).ravel())
     Wd = W.toarray()
     V_ref = V * (X @ U + lam * Wd @ V) / (V @ U.T @ U + lam * D @ V)
-    update_documents(U, V, X @ U, lam, W @ V, np.diag(D))
+    update_documents(V, X @ U, U.T @ U, lam, W @ V, np.diag(D))
     np.testing.assert_allclose(V, V_ref)
 
 
@@ -102,7 +102,7 @@ def test_graph_that_disagrees_with_the_data_falls_back_to_nmf():
     with pytest.warns(UserWarning, match="does not agree with the data"):
         model.fit(X, graph=G.tocsr())
     assert model.graph_check_["passed"] is False
-    assert model.graph_check_["support"] < 0.5 * model.graph_check_["reference"]
+    assert model.graph_check_["support"] < 0.4 * model.graph_check_["reference"]
 
 
 def test_graph_that_agrees_with_the_data_is_kept():

@@ -21,7 +21,7 @@ FOLDER_CLASSES = ["crude", "ship", "sugar", "coffee", "gold"]
 @pytest.fixture(scope="module")
 def tdt2(real_data_dir):
     corpus = load_corpus("tdt2", real_data_dir)
-    return represent(corpus).X, corpus.labels
+    return represent(corpus, dtype="float64").X, corpus.labels
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from ._errors import InvalidInputError
+from ._threads import n_threads, thread_pool
 from .registry import Registry
 
 __all__ = [
@@ -201,20 +202,24 @@ def _knn_blocks(Y, k, block_size, want_distance_sum):
     """
     m = Y.shape[0]
     YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
-    rows, cols, sims, distance_sum = [], [], [], 0.0
-    for start in range(0, m, block_size):
+
+    def block(start):
         stop = min(start + block_size, m)
         S = Y[start:stop] @ YT
         S = S.toarray() if sp.issparse(S) else S
         diagonal = (np.arange(stop - start), np.arange(start, stop))
+        distance_sum = 0.0
         if want_distance_sum:
             S[diagonal] = 1.0  # exactly: a row is at distance 0 from itself
-            distance_sum += np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum()
+            distance_sum = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum()
         S[diagonal] = -np.inf  # no self loops
         r, c = _top_k(S, min(k, m))
-        rows.append(r + start)
-        cols.append(c)
-        sims.append(S[r, c])
+        return r + start, c, S[r, c], distance_sum
+
+    # blocks run in threads (SciPy's products release the GIL); two blocks in memory at once
+    parts = list(thread_pool(min(2, n_threads())).map(block, range(0, m, block_size)))
+    rows, cols, sims = ([p[i] for p in parts] for i in range(3))
+    distance_sum = float(sum(p[3] for p in parts))
     rows, cols, sims = (np.concatenate(a) if a else np.empty(0) for a in (rows, cols, sims))
     found = np.isfinite(sims)  # fewer than k other non-zero rows: the self entry was picked
     return rows[found].astype(np.intp), cols[found].astype(np.intp), sims[found], distance_sum

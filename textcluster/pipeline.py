@@ -24,7 +24,7 @@ PREPROCESS_DEFAULTS = {
     "max_df": 1.0,
     "max_features": None,
     "weighting": "cai",
-    "dtype": "float64",
+    "dtype": "float32",
     "empty_documents": "error",
 }
 

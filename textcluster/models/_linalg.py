@@ -5,28 +5,10 @@ into blocks of equal non-zero count and multiplying them in threads uses every c
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
 """
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
-
 import numpy as np
 import scipy.sparse as sp
 
-
-def n_threads():
-    """Threads for sparse products: ``$TEXTCLUSTER_THREADS``, else the cores this process
-    may use (batch workers set the variable to avoid oversubscription)."""
-    if os.environ.get("TEXTCLUSTER_THREADS"):
-        return max(1, int(os.environ["TEXTCLUSTER_THREADS"]))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-@lru_cache(maxsize=4)
-def _pool(workers):
-    return ThreadPoolExecutor(workers, thread_name_prefix="textcluster-spmm")
+from .._threads import n_threads, thread_pool
 
 
 class SparseOperator:
@@ -61,7 +43,7 @@ class SparseOperator:
         if len(blocks) == 1:
             work(blocks[0])
         else:
-            list(_pool(len(blocks)).map(work, blocks))
+            list(thread_pool(len(blocks)).map(work, blocks))
         return out
 
     def squared_norm(self):
