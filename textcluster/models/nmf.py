@@ -295,5 +295,5 @@ def _ncw_weighted(X):
     d = X @ np.asarray(X.sum(axis=0)).ravel()
     if np.any(d <= 0):
         d = np.where(d > 0, d, 1.0)
-    scale = 1.0 / np.sqrt(d)
-    return sp.diags(scale) @ X if sp.issparse(X) else X * scale[:, None]
+    scale = (1.0 / np.sqrt(d)).astype(X.dtype)
+    return sp.csr_matrix(sp.diags(scale) @ X) if sp.issparse(X) else X * scale[:, None]
