@@ -1,6 +1,7 @@
 """Clusters from a document representation."""
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.cluster import KMeans
 
 from ._errors import InvalidInputError
@@ -28,12 +29,20 @@ def assign_clusters(embedding, n_clusters, method="kmeans", n_init=20, random_st
     return km.fit_predict(embedding)
 
 
-def cluster_scores(embedding, labels):
+def cluster_scores(rows, labels):
     """Confidence of each assignment: cosine similarity of a document's row to the mean row
-    of its cluster (1 = exactly the cluster's profile, 0 = orthogonal to it)."""
-    embedding = np.asarray(embedding, dtype=np.float64)
-    centroids = np.vstack([embedding[labels == c].mean(axis=0) if np.any(labels == c)
-                           else np.zeros(embedding.shape[1]) for c in range(labels.max() + 1)])
-    rows = np.linalg.norm(embedding, axis=1) * np.linalg.norm(centroids[labels], axis=1)
-    cos = np.einsum("ij,ij->i", embedding, centroids[labels]) / np.maximum(rows, 1e-12)
-    return np.clip(cos, 0.0, 1.0)
+    of its cluster (1 = exactly the cluster's profile, 0 = orthogonal to it).
+
+    ``rows`` may be sparse (tf-idf rows); only the k × m centroids are dense.
+    """
+    labels = np.asarray(labels)
+    n, k = len(labels), int(labels.max()) + 1
+    indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    centroids = indicator @ rows
+    centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
+    centroids = centroids / np.maximum(np.bincount(labels, minlength=k), 1)[:, None]
+    dots = np.asarray(rows @ centroids.T)[np.arange(n), labels]
+    squares = rows.multiply(rows) if sp.issparse(rows) else np.square(rows)
+    norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+    norms *= np.linalg.norm(centroids, axis=1)[labels]
+    return np.clip(dots / np.maximum(norms, 1e-12), 0.0, 1.0)

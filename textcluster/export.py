@@ -47,8 +47,17 @@ def clusters_frame(result):
         "doc_id": corpus.ids,
         "cluster": result.labels,
         "label": corpus.labels if corpus.labels is not None else "",
-        "score": np.round(cluster_scores(result.embedding, result.labels), 6),
+        "score": np.round(cluster_scores(_scored_rows(result), result.labels), 6),
     })
+
+
+def _scored_rows(result):
+    """The rows the clusters were found on: the document factor, or for k-means models the
+    (projected) tf-idf rows, whose ``transform`` gives distances instead."""
+    model = result.model
+    if hasattr(model, "cluster_centers_"):
+        return model._represent(result.representation.X, fitting=False)
+    return result.embedding
 
 
 def write_run(result, out_dir):
