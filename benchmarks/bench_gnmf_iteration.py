@@ -494,21 +494,18 @@ def replay_sklearn_iteration(X, W, H, t):
     XHt = t("sparse X@H.T", safe_sparse_dot, X, H.T)
     HHt = t("gram H@H.T (m·k²)", np.dot, H, H.T)
     den = t("W@(k×k) (n·k²)", np.dot, W, HHt)
-
-    def w_elementwise():
-        den[den == 0] = SK_EPSILON
-        XHt.__itruediv__(den)
-        W.__imul__(XHt)
-    t("elementwise: W update", w_elementwise)
+    t("elementwise: W update", _sklearn_elementwise, W, XHt, den)
     WtX = t("sparse W.T@X", safe_sparse_dot, W.T, X)
     WtW = t("gram W.T@W (n·k²)", np.dot, W.T, W)
     den = t("(k×k)@H (m·k²)", np.dot, WtW, H)
+    t("elementwise: H update", _sklearn_elementwise, H, WtX, den)
 
-    def h_elementwise():
-        den[den == 0] = SK_EPSILON
-        WtX.__itruediv__(den)
-        H.__imul__(WtX)
-    t("elementwise: H update", h_elementwise)
+
+def _sklearn_elementwise(factor, numerator, den):
+    """scikit-learn's in-place step ``factor *= numerator / den`` (zeros in den floored)."""
+    den[den == 0] = SK_EPSILON
+    numerator /= den
+    factor *= numerator
 
 
 class OpTimer:

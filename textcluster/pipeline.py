@@ -197,7 +197,7 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
     k = k or (len(corpus.classes) if corpus.labels is not None else None)
     _check_k(k, rep.X.shape[0], corpus.name)
     model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
-    with timer.stage("fit"), progress("factorizing", expected_iterations(model)):
+    with timer.stage("fit"), progress("factorizing", _planned_iterations(model)):
         embedding = model.fit_transform(rep.X)
     labels = model.labels_
     with timer.stage("evaluate"):
@@ -209,21 +209,17 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
     return RunResult(corpus, rep, model, labels, embedding, scores, timer.seconds, params)
 
 
-def expected_iterations(model):
-    """Iterations a factorization model will run at most (1 for other models)."""
-    params = model.get_params()
-    if "max_iter" not in params or "init_iter" not in params:
-        return 1
-    burn_in = min(params["init_iter"], params["max_iter"])
-    return params["n_init"] * burn_in + params["max_iter"] - burn_in
-
-
 def evaluate(corpus, labels, k):
     """Metrics of a clustering (all five when the corpus has labels)."""
     scores = {"n_docs": int(len(labels)), "n_clusters": int(k)}
     if corpus.labels is not None:
         scores.update(metrics.evaluate(corpus.labels, labels))
     return scores
+
+
+def _planned_iterations(model):
+    planned = getattr(model, "planned_iterations", None)
+    return planned() if planned else 1
 
 
 def _check_k(k, n_docs, name):

@@ -142,7 +142,7 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
             if W is not None or H is not None:
                 raise InvalidInputError("W and H are used only with init='custom'")
             starts = [self._random_factors(ctx, rng) for _ in range(self.n_init)]
-        burn_in = self.max_iter if len(starts) == 1 else min(self.init_iter, self.max_iter)
+        burn_in = self._burn_in(len(starts))
         runs = [self._start(f, ctx, burn_in) for f in starts]
         factors, history, converged = min(runs, key=lambda run: run[1][-1])
         remaining = self.max_iter - (len(history) - 1)
@@ -150,6 +150,16 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
             converged = run_updates(self._update, factors, ctx, remaining, self.tol, history)
         self._record(history, converged)
         return factors
+
+    def _burn_in(self, n_starts):
+        """Iterations of each start before the best one is kept."""
+        return self.max_iter if n_starts == 1 else min(self.init_iter, self.max_iter)
+
+    def planned_iterations(self):
+        """Iterations ``fit`` runs at most, restarts included (for progress displays)."""
+        n_starts = 1 if self.init == "custom" else self.n_init
+        burn_in = self._burn_in(n_starts)
+        return n_starts * burn_in + self.max_iter - burn_in
 
     def _start(self, factors, ctx, n_iter):
         history = [self._objective(factors, ctx)]

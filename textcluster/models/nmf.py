@@ -213,8 +213,8 @@ class GNMF(NMF):
                                                     self.random_state)
             if not self.graph_check_["passed"]:
                 warnings.warn(GRAPH_FALLBACK.format(**self.graph_check_), UserWarning)
-                self._graph_off = True
-                embedding = super().fit_transform(X, y, W=W, H=H, graph=graph)
+                self._graph_off = True  # λ = 0; the graph already built is passed on
+                embedding = super().fit_transform(X, y, W=W, H=H, graph=self.graph_)
         return embedding
 
     def _prepare(self, X, y, graph):
