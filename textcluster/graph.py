@@ -130,13 +130,16 @@ def knn_graph(
 
 
 def _check_data(X):
-    """X as CSR or C-ordered ndarray of float64, after checking it is a finite 2-D matrix."""
+    """X as CSR or C-ordered ndarray (float32 kept, else float64), after checking it is a
+    finite 2-D matrix. Similarities are computed in that precision: float32 halves the time
+    and memory of the blockwise products on text data."""
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=dtype)
         values = X.data
     else:
         try:
-            X = np.ascontiguousarray(X, dtype=np.float64)
+            X = np.ascontiguousarray(X, dtype=dtype)
         except (TypeError, ValueError) as exc:
             message = f"X must be a numeric matrix, objects × features: {exc}"
             raise InvalidInputError(message) from None
@@ -211,10 +214,10 @@ def _knn_blocks(Y, k, block_size, want_distance_sum):
         distance_sum = 0.0
         if want_distance_sum:
             S[diagonal] = 1.0  # exactly: a row is at distance 0 from itself
-            distance_sum = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum()
+            distance_sum = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum(dtype=np.float64)
         S[diagonal] = -np.inf  # no self loops
         r, c = _top_k(S, min(k, m))
-        return r + start, c, S[r, c], distance_sum
+        return r + start, c, S[r, c].astype(np.float64), distance_sum
 
     # blocks run in threads (SciPy's products release the GIL); two blocks in memory at once
     parts = list(thread_pool(min(2, n_threads())).map(block, range(0, m, block_size)))

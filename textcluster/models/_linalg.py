@@ -25,20 +25,27 @@ class SparseOperator:
         else:
             self._X = np.asarray(X)
 
-    def dot(self, B):
-        """``X @ B``."""
-        return self._product(self._rows, B) if self.is_sparse else self._X @ B
+    def dot(self, B, rowwise=None):
+        """``X @ B``; ``rowwise(start, stop, rows)`` is called on each block of result rows
+        as soon as it is computed, in the thread that computed it (to fuse an update)."""
+        if self.is_sparse:
+            return self._product(self._rows, B, rowwise)
+        return _apply(self._X @ B, rowwise)
 
-    def tdot(self, B):
-        """``Xᵀ @ B``."""
-        return self._product(self._cols, B) if self.is_sparse else self._X.T @ B
+    def tdot(self, B, rowwise=None):
+        """``Xᵀ @ B``; ``rowwise`` as in :meth:`dot`."""
+        if self.is_sparse:
+            return self._product(self._cols, B, rowwise)
+        return _apply(self._X.T @ B, rowwise)
 
-    def _product(self, blocks, B):
+    def _product(self, blocks, B, rowwise):
         out = np.empty((blocks[-1][1], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
 
         def work(block):
             start, stop, A = block
             out[start:stop] = A @ B
+            if rowwise is not None:
+                rowwise(start, stop, out[start:stop])
 
         if len(blocks) == 1:
             work(blocks[0])
@@ -51,6 +58,12 @@ class SparseOperator:
         if self.is_sparse:
             return float(sum(np.dot(A.data, A.data) for _, _, A in self._rows))
         return float(np.vdot(self._X, self._X))
+
+
+def _apply(out, rowwise):
+    if rowwise is not None:
+        rowwise(0, out.shape[0], out)
+    return out
 
 
 def _row_blocks(A, parts):
