@@ -22,3 +22,21 @@ def planted_corpus(n_per_class=40, n_classes=3, terms_per_class=20, noise=0.05, 
     X[X.sum(axis=1) == 0, 0] = 1.0
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     return (sp.csr_matrix(X) if sparse else X), y
+
+
+def poisson_tfidf(seed=0, n_per_class=20, n_classes=2, terms_per_class=15, dtype=np.float32):
+    """Tf-idf (the pipeline's default weighting) of Poisson term counts in which each class
+    favours its own block of terms: rows are close to each other, so a kNN graph term
+    dominates graph-regularized objectives (a hard case for float32 rounding)."""
+    from textcluster.text.tfidf import tfidf
+
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    rates = np.full((len(y), n_classes * terms_per_class), 0.5)
+    for c in range(n_classes):
+        block = np.arange(c * terms_per_class, (c + 1) * terms_per_class)
+        rates[np.ix_(y == c, block)] = 0.9
+    counts = rng.poisson(rates).astype(float)
+    counts[counts.sum(axis=1) == 0, 0] = 1.0
+    X, _ = tfidf(sp.csr_matrix(counts))
+    return X.astype(dtype), y
