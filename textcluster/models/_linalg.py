@@ -55,8 +55,9 @@ class SparseOperator:
 
     def squared_norm(self):
         """``‖X‖²_F``."""
-        if self.is_sparse:
-            return float(sum(np.dot(A.data, A.data) for _, _, A in self._rows))
+        if self.is_sparse:  # over all of X at once: the same value whatever the threads
+            data = np.concatenate([A.data for _, _, A in self._rows]).astype(np.float64)
+            return float(np.dot(data, data))
         return float(np.vdot(self._X, self._X))
 
 
