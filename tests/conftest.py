@@ -26,3 +26,12 @@ def real_data_dir():
         origin = "$TEXTCLUSTER_DATA" if env else "the shared data folder beside the repository"
         pytest.skip(f"real corpora not available: {origin} ({folder}) is not a folder")
     return folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Parsed corpora and term counts cached by the tests stay out of the user's cache."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TEXTCLUSTER_CACHE", str(tmp_path_factory.mktemp("textcluster-cache")))
+    yield
+    patch.undo()

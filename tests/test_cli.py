@@ -1,5 +1,6 @@
 """The ``textcluster`` command line, invoked in-process with click's CliRunner."""
 
+import bz2
 import gzip
 import json
 import math
@@ -12,8 +13,9 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from textcluster.cli import main
-from textcluster.ingest import _paths
+from textcluster.ingest import _paths, load_folder
 
+from ._citeulike import write_citeulike
 from ._corpora import write_folder_corpus
 
 FAST = {
@@ -143,7 +145,10 @@ def test_unlabelled_folder_needs_k_and_reports_counts_only(tmp_path):
     result = run_ok(flat, "--model", "nmf", "--k", 3, "--out", out, *FAST["nmf"])
     assert "no class labels" in result.output
     metrics = strict_json(out / "metrics.json")
-    assert set(metrics) == {"n_docs", "n_clusters", "timings"}
+    assert set(metrics) == {"n_docs", "n_clusters", "labels", "note", "objective", "timings"}
+    assert metrics["labels"] is None and "need labels" in metrics["note"]
+    history = strict_json(out / "run.json")["objective_history"]
+    assert metrics["objective"] == history[-1] > 0
     assert pd.read_csv(out / "clusters.csv", keep_default_na=False)["label"].eq("").all()
 
 
@@ -314,3 +319,208 @@ def test_reuters_from_raw_sgml(real_data_dir, tmp_path):
     assert metrics["nmi"] > 0.25
     assert 0.5 < metrics["purity"] <= 1 and 0.3 < metrics["accuracy"] <= 1
     assert 0 <= metrics["entropy"] < 0.8 and 0 < metrics["ari"] <= 1
+
+
+# -- tables, Hugging Face, SECTOR and CiteULike ---------------------------------------------------
+
+
+def write_table(corpus_dir, path):
+    """The folder corpus as a table with id, label and text columns."""
+    frame = load_folder(corpus_dir).to_pandas()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_json(path, orient="records", lines=True)
+    return path
+
+
+@pytest.mark.parametrize("name", ["news.csv", "news.jsonl"])
+def test_table_corpus_runs_with_labels_from_its_column(corpus_dir, tmp_path, name):
+    table = write_table(corpus_dir, tmp_path / name)
+    out = tmp_path / "out"
+    result = run_ok(table, "--model", "nmf", "--out", out, *FAST["nmf"])
+    assert "corpus news: 45 documents" in result.output and "3 clusters" in result.output
+    metrics = strict_json(out / "metrics.json")
+    assert metrics["nmi"] == pytest.approx(1.0) and metrics["n_docs"] == 45
+    clusters = pd.read_csv(out / "clusters.csv")
+    assert set(clusters["label"]) == {"cooking", "space", "sports"}
+    assert clusters["doc_id"].iloc[0] == "cooking/cooking00"  # the id column
+
+
+def test_table_corpus_with_named_columns(corpus_dir, tmp_path):
+    frame = load_folder(corpus_dir).to_pandas().rename(columns={"text": "body",
+                                                               "label": "topic"})
+    frame.to_csv(tmp_path / "docs.csv", index=False)
+    out = tmp_path / "out"
+    run_ok(tmp_path / "docs.csv", "--model", "kmeans", "--set", "text_column=body",
+           "--set", "label_column=topic", "--out", out, *FAST["kmeans"])
+    assert strict_json(out / "metrics.json")["accuracy"] == pytest.approx(1.0)
+    assert strict_json(out / "run.json")["corpus_options"] == {"text_column": "body",
+                                                              "label_column": "topic"}
+
+
+def test_hugging_face_local_file(corpus_dir, tmp_path):
+    table = write_table(corpus_dir, tmp_path / "news.jsonl")
+    out = tmp_path / "out"
+    result = run_ok("hf:json", "--model", "nmf", "--set", f"data_files={table}",
+                    "--set", f"cache_dir={tmp_path / 'hf-cache'}", "--out", out, *FAST["nmf"])
+    assert "45 documents" in result.output
+    assert strict_json(out / "metrics.json")["nmi"] == pytest.approx(1.0)
+
+
+def test_csv_without_the_named_column(corpus_dir, tmp_path):
+    table = write_table(corpus_dir, tmp_path / "news.csv")
+    output = run_fails(table, "--set", "text_column=body")
+    assert "no column 'body'" in output and "id, label, text" in output
+
+
+def test_csv_that_does_not_exist(tmp_path):
+    assert "does not exist" in run_fails(tmp_path / "missing.csv")
+
+
+def sector_files(root, train_text, compress=True):
+    folder = root / "sector"
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    test_lines = "".join(f"{c} {c}:0.8 {c + 3}:0.6\n" for c in rng.integers(1, 4, size=30))
+    for name, text in (("sector.scale", train_text), ("sector.t.scale", test_lines)):
+        if compress:
+            (folder / f"{name}.bz2").write_bytes(bz2.compress(text.encode()))
+        else:
+            (folder / name).write_text(text)
+    return folder
+
+
+def test_sector_runs_without_reweighting(tmp_path, no_default_data):
+    # three classes, each with its own features; rows are unit vectors
+    train = "".join(f"{c} {c}:0.8 {c + 3}:0.6\n" for c in [1, 2, 3] * 30)
+    sector_files(tmp_path, train)
+    out = tmp_path / "out"
+    result = run_ok("sector", "--data-dir", tmp_path, "--model", "nmf", "--set",
+                    "min_class_size=1", "--out", out, *FAST["nmf"])
+    assert "120 documents" in result.output
+    assert strict_json(out / "run.json")["preprocess"]["weighting"] == "tf"
+    assert strict_json(out / "metrics.json")["nmi"] == pytest.approx(1.0)
+
+
+def test_libsvm_line_that_does_not_parse(tmp_path, no_default_data):
+    sector_files(tmp_path, "1 1:0.5\n2 2:0.5 1:0.1\n", compress=False)
+    output = run_fails("sector", "--data-dir", tmp_path)
+    assert "sector.scale, line 2" in output and "increasing" in output
+
+
+def test_corrupt_bz2(tmp_path, no_default_data):
+    folder = sector_files(tmp_path, "1 1:0.5\n" * 500)
+    data = (folder / "sector.scale.bz2").read_bytes()
+    (folder / "sector.scale.bz2").write_bytes(data[: len(data) // 2])
+    output = run_fails("sector", "--data-dir", tmp_path)
+    assert "sector.scale.bz2" in output and "truncated or corrupt" in output
+
+
+@pytest.fixture(scope="module")
+def citeulike_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("citeulike-data")
+    write_citeulike(root, "citeulike-t")
+    return root
+
+
+def test_citeulike_view_without_labels(citeulike_dir, tmp_path):
+    args = ["citeulike-t:tags", "--data-dir", citeulike_dir, "--model", "gnmf",
+            "--set", "min_count=2", *FAST["gnmf"]]
+    assert "has no class labels: give the number of clusters with --k" in run_fails(*args)
+    out = tmp_path / "out"
+    result = run_ok(*args, "--k", 2, "--set", "graph=citations", "--out", out)
+    assert "corpus citeulike-t:tags: 4 documents" in result.output
+    assert "no class labels" in result.output and "top tags per cluster:" in result.output
+    assert "objective" in result.output
+    metrics = strict_json(out / "metrics.json")
+    assert metrics["labels"] is None and "need labels" in metrics["note"]
+    assert metrics["objective"] > 0 and "nmi" not in metrics
+    clusters = pd.read_csv(out / "clusters.csv", keep_default_na=False)
+    assert clusters["doc_id"].astype(str).tolist() == ["0", "1", "2", "3"]
+    assert clusters["label"].eq("").all()
+    terms = pd.read_csv(out / "cluster_terms.csv")
+    assert set(terms["term"]) <= {"evolution", "genomics", "networks"}
+    assert strict_json(out / "run.json")["graph"] == "citations"
+
+
+def test_graph_setting_errors(citeulike_dir, corpus_dir):
+    output = run_fails("citeulike-t:tags", "--data-dir", citeulike_dir, "--model", "nmf",
+                       "--k", 2, "--set", "min_count=2", "--set", "graph=citations")
+    assert "model 'nmf' uses no document graph" in output
+    output = run_fails(corpus_dir, "--model", "gnmf", "--set", "graph=citations")
+    assert "has no document graph" in output and "graph=knn" in output
+
+
+def test_unknown_view(citeulike_dir):
+    output = run_fails("citeulike-t:authors", "--data-dir", citeulike_dir, "--k", 2)
+    assert "no view 'authors'" in output and "citeulike-t:users" in output
+
+
+def test_citeulike_a_has_no_terms_view(tmp_path):
+    write_citeulike(tmp_path, "citeulike-a", terms=False)
+    output = run_fails("citeulike-a:terms", "--data-dir", tmp_path, "--k", 2)
+    assert "mult.dat" in output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("view, model", [("tags", "gnmf"), ("users", "gnmf"), ("terms", "nmf"),
+                                         ("combined", "gnmf")])
+def test_real_citeulike_t(real_data_dir, tmp_path, view, model):
+    out = tmp_path / "out"
+    result = run_ok(f"citeulike-t:{view}", "--model", model, "--k", 20, "--data-dir",
+                    real_data_dir, "--out", out, "--set", "n_init=2", "--set", "max_iter=40",
+                    "--set", "n_assign_init=3")
+    assert "9063 documents" in result.output and "no class labels" in result.output
+    assert f"top {'users and tags' if view == 'combined' else view} per cluster:" in (
+        result.output)
+    metrics = strict_json(out / "metrics.json")
+    assert metrics["n_docs"] == 9063 and metrics["n_clusters"] == 20
+    assert metrics["labels"] is None and metrics["objective"] > 0
+    terms = pd.read_csv(out / "cluster_terms.csv", keep_default_na=False)
+    if view == "users":
+        assert terms["term"].str.fullmatch(r"user \d+").all()
+    # every cluster is described by its own terms (measured: 20 distinct top-5 lists and 20
+    # distinct first terms in each view; the basis profile gave one list for all 20 clusters)
+    top5 = terms[terms["rank"] <= 5].groupby("cluster")["term"].apply(tuple)
+    assert len(top5) == 20 and top5.nunique() >= 18
+    assert terms.loc[terms["rank"] == 1, "term"].nunique() >= 15
+
+
+def test_folder_of_tables_says_how_to_load_them(corpus_dir, tmp_path):
+    write_table(corpus_dir, tmp_path / "tables" / "news.csv")
+    output = run_fails(tmp_path / "tables")
+    assert "no *.txt files" in output and "news.csv" in output and "path of a table" in output
+
+
+# -- semi-supervised runs ---------------------------------------------------------------------
+
+
+def test_labeled_fraction_reports_metrics_on_the_unlabelled_documents(corpus_dir, tmp_path):
+    out = tmp_path / "out"
+    result = run_ok(corpus_dir, "--model", "constrained-nmf", "--labeled-fraction", "0.25",
+                    "--out", out, *FAST["nmf"])
+    assert "nmi_unlabeled" in result.output
+    metrics = strict_json(out / "metrics.json")
+    assert metrics["n_labeled"] > 0
+    assert {f"{m}_unlabeled" for m in METRICS} <= set(metrics)
+    assert strict_json(out / "run.json")["labeled"]["fraction"] == 0.25
+
+
+def test_labeled_per_class_is_seeded(corpus_dir, tmp_path):
+    for name in ("a", "b"):
+        run_ok(corpus_dir, "--model", "constrained-nmf", "--labeled-per-class", "2", "--seed",
+               "3", "--out", tmp_path / name, *FAST["nmf"])
+    clusters = [pd.read_csv(tmp_path / name / "clusters.csv") for name in ("a", "b")]
+    pd.testing.assert_frame_equal(*clusters)
+    assert strict_json(tmp_path / "a" / "metrics.json")["n_labeled"] == 2 * 3
+
+
+def test_labels_for_an_unsupervised_model_are_a_clear_error(corpus_dir):
+    output = run_fails(corpus_dir, "--model", "nmf", "--labeled-fraction", "0.1")
+    assert "does not use labels" in output
+
+
+def test_labeled_fraction_out_of_range(corpus_dir):
+    run_fails(corpus_dir, "--model", "dnmf", "--labeled-fraction", "1.5")

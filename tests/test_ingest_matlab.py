@@ -148,7 +148,7 @@ def test_missing_folder_says_where_it_looked(tmp_path, no_default_data, loader, 
 
 
 def test_registry_names():
-    assert CORPORA.names() == ["reuters", "reuters-cai", "tdt2"]
+    assert {"reuters", "reuters-cai", "tdt2"} <= set(CORPORA.names())
     assert CORPORA.get("tdt2") is load_tdt2
 
 
@@ -160,7 +160,7 @@ def test_load_corpus_passes_options(cai_dir):
 def test_load_corpus_errors(cai_dir):
     with pytest.raises(InvalidInputError, match="'variant'.*min_class_size, top"):
         load_corpus("reuters-cai", cai_dir, variant="all")
-    with pytest.raises(KeyError, match="unknown corpus 'nope'.*reuters, reuters-cai, tdt2"):
+    with pytest.raises(KeyError, match="unknown corpus 'nope'.*reuters, reuters-cai, .*tdt2"):
         load_corpus("nope", cai_dir)
 
 

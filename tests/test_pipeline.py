@@ -103,9 +103,9 @@ def test_k_and_seed_have_their_own_options(name, option):
 
 
 def test_unknown_model_and_corpus():
-    with pytest.raises(UnknownNameError, match="known models: gnmf, kmeans, lsi-kmeans, nmf"):
+    with pytest.raises(UnknownNameError, match="known models: .*gnmf, .*kmeans, .*nmf"):
         pipeline.split_settings("tdt2", "lda", {})
-    with pytest.raises(UnknownNameError, match="known corpora: reuters, reuters-cai, tdt2"):
+    with pytest.raises(UnknownNameError, match="known corpora: .*reuters, reuters-cai, .*tdt2"):
         pipeline.split_settings("no/such/folder", "nmf", {})
 
 
@@ -231,7 +231,8 @@ def test_run_checks_k(corpus_dir):
 
 def test_evaluate_unlabelled_corpus():
     corpus = Corpus("flat", ids=["a", "b", "c"], texts=["x", "y", "z"])
-    assert pipeline.evaluate(corpus, np.array([0, 1, 1]), 2) == {"n_docs": 3, "n_clusters": 2}
+    assert pipeline.evaluate(corpus, np.array([0, 1, 1]), 2) == {
+        "n_docs": 3, "n_clusters": 2, "labels": None, "note": pipeline.UNLABELLED_NOTE}
 
 
 def test_evaluate_labelled_corpus():

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field, replace
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from ._errors import InvalidInputError
@@ -28,7 +29,11 @@ class Corpus:
     vocabulary : ndarray of str, shape (n_terms,), or None
         Term of each matrix column, when known.
     metadata : dict
-        Free-form provenance: source files, selection applied, split, ...
+        Free-form provenance: source files, selection applied, split, ... Loaders whose matrix
+        is already weighted (unit-length tf-idf rows) set ``metadata["weighted"] = True``.
+    graph : scipy.sparse.csr_matrix, shape (n_docs, n_docs), or None
+        A document graph that comes with the corpus (e.g. CiteULike's citations): symmetric,
+        non-negative, rows and columns in the order of :attr:`ids`.
     """
 
     name: str
@@ -38,6 +43,7 @@ class Corpus:
     matrix: sp.csr_matrix | None = None
     vocabulary: np.ndarray | None = None
     metadata: dict = field(default_factory=dict)
+    graph: sp.csr_matrix | None = None
 
     def __post_init__(self):
         self.ids = np.asarray(self.ids).astype(str)
@@ -55,6 +61,13 @@ class Corpus:
             self.vocabulary = np.asarray(self.vocabulary).astype(str)
             if self.matrix is not None:
                 _check_length("vocabulary", len(self.vocabulary), self.matrix.shape[1])
+        if self.graph is not None:
+            self.graph = sp.csr_matrix(self.graph)
+            if self.graph.shape != (n, n):
+                raise InvalidInputError(
+                    f"corpus has {n} ids but its graph has shape {self.graph.shape}; "
+                    f"expected {n} × {n}"
+                )
 
     def __len__(self):
         return len(self.ids)
@@ -96,6 +109,7 @@ class Corpus:
             texts=None if self.texts is None else [self.texts[i] for i in index],
             matrix=None if self.matrix is None else self.matrix[index],
             metadata=dict(self.metadata),
+            graph=None if self.graph is None else self.graph[index][:, index],
         )
 
     def select_classes(self, classes=None, min_class_size=None, top=None):
@@ -131,6 +145,47 @@ class Corpus:
                 f"sizes: {', '.join(f'{c} {n}' for c, n in list(sizes.items())[:10])})"
             )
         return self.subset(np.isin(self.labels, keep))
+
+
+    def to_pandas(self):
+        """The corpus as a :class:`pandas.DataFrame`, one row per document.
+
+        Columns: ``id``; ``label`` (labelled corpora); ``text`` (text corpora); and for corpora
+        with a matrix, ``terms`` and ``counts``: each document's non-zero columns as two
+        parallel lists (term names, or ``term<j>`` without a vocabulary, and their values),
+        so that no dense documents × terms table is ever built. The graph is not exported.
+        """
+        columns = {"id": self.ids}
+        if self.labels is not None:
+            columns["label"] = self.labels
+        if self.texts is not None:
+            columns["text"] = self.texts
+        if self.matrix is not None:
+            columns["terms"], columns["counts"] = _sparse_rows(self.matrix, self._term_names())
+        return pd.DataFrame(columns)
+
+    def to_dataset(self):
+        """The corpus as a Hugging Face :class:`datasets.Dataset` with the columns of
+        :meth:`to_pandas` (the corpus name is in ``dataset.info.description``)."""
+        import datasets
+
+        dataset = datasets.Dataset.from_pandas(self.to_pandas(), preserve_index=False)
+        dataset.info.description = f"textcluster corpus {self.name!r}"
+        return dataset
+
+    def _term_names(self):
+        if self.vocabulary is not None:
+            return self.vocabulary
+        return np.array([f"term{j}" for j in range(self.matrix.shape[1])])
+
+
+def _sparse_rows(matrix, names):
+    """Per row: the names and values of its non-zero entries (column order)."""
+    matrix = sp.csr_matrix(matrix)
+    matrix.sort_indices()
+    bounds = zip(matrix.indptr[:-1], matrix.indptr[1:])
+    pairs = [(names[matrix.indices[a:b]].tolist(), matrix.data[a:b].tolist()) for a, b in bounds]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def _check_length(what, got, expected):

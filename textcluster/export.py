@@ -8,36 +8,55 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from . import __version__
+from ._errors import InvalidInputError
 from .assign import cluster_scores
+from .metrics import nmi
 
 
-def top_terms(result, n_terms=10):
+TERM_PROFILES = ("centroid", "basis")
+
+
+def top_terms(result, n_terms=10, profile="centroid"):
     """``cluster, rank, term, weight`` rows: each cluster's heaviest terms.
 
-    For factorization models, a cluster's term profile is the basis weighted by the mean
-    document factor of its members; for k-means, the centroid of its tf-idf rows.
+    ``profile="centroid"`` (default): the mean of the cluster's weighted rows of ``X`` (what
+    its documents hold), for every model. ``"basis"``: for factorization models, the basis
+    weighted by the mean document factor of the members. The basis profile says little where
+    the graph term dominates GNMF: on citeulike-t:tags (default GNMF, k = 20) the document
+    factor's rows all had cosine 0.9999998 to their mean, and all 20 clusters got the same
+    five top tags, while their centroids differ (recommender systems, FPGAs, ...).
     """
-    X, labels = result.representation.X, result.labels
+    if profile not in TERM_PROFILES:
+        raise InvalidInputError(f"unknown term profile {profile!r}; use centroid or basis")
+    labels = result.labels
+    clusters = np.unique(labels)
+    profiles = (_basis_profiles(result, clusters)
+                if profile == "basis" and hasattr(result.model, "components_")
+                else _centroids(result.representation.X, labels, clusters))
     rows = []
-    for cluster in np.unique(labels):
-        members = labels == cluster
-        profile = _term_profile(result, members, X)
-        order = np.argsort(-profile, kind="stable")[:n_terms]
-        for rank, j in enumerate(order, start=1):
-            if profile[j] > 0:
-                rows.append((int(cluster), rank, result.representation.terms[j],
-                             float(profile[j])))
+    for cluster, weights in zip(clusters, profiles):
+        order = np.argsort(-weights, kind="stable")[:n_terms]
+        rows += [(int(cluster), rank, result.representation.terms[j], float(weights[j]))
+                 for rank, j in enumerate(order, start=1) if weights[j] > 0]
     return pd.DataFrame(rows, columns=["cluster", "rank", "term", "weight"])
 
 
-def _term_profile(result, members, X):
-    components = getattr(result.model, "components_", None)
-    if components is not None:
-        weights = np.asarray(result.embedding[members]).mean(axis=0)
-        return weights @ components
-    return np.asarray(X[members].mean(axis=0)).ravel()
+def _centroids(X, labels, clusters):
+    """k × m mean rows of ``X`` per cluster (one sparse product, no dense n × m)."""
+    members = sp.csr_matrix((np.ones(len(labels)), (np.searchsorted(clusters, labels),
+                                                     np.arange(len(labels)))),
+                            shape=(len(clusters), len(labels)))
+    sums = members @ X
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    return sums / np.asarray(members.sum(axis=1))
+
+
+def _basis_profiles(result, clusters):
+    return np.array([np.asarray(result.embedding[result.labels == c]).mean(axis=0)
+                     @ result.model.components_ for c in clusters])
 
 
 def clusters_frame(result):
@@ -68,10 +87,43 @@ def write_run(result, out_dir):
     _atomic_write(out / "cluster_terms.csv", top_terms(result).to_csv(index=False))
     metrics = {**result.metrics, "timings": result.timings}
     _atomic_write(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    run = {**result.params, "versions": versions(), "n_iter": getattr(result.model, "n_iter_", None),
+    run = {**result.params, "versions": versions(),
+           "n_iter": getattr(result.model, "n_iter_", None),
            "objective_history": _history(result.model)}
     _atomic_write(out / "run.json", json.dumps(run, indent=2) + "\n")
     return out
+
+
+def agreement(labels_a, labels_b, ids_a=None, ids_b=None):
+    """NMI (max-normalized, as :func:`textcluster.metrics.nmi`) between two clusterings of the
+    same documents, e.g. of CiteULike's articles clustered by their tags and by their users.
+
+    Without ids the two label arrays must be in the same document order; with ``ids_a`` and
+    ``ids_b`` (e.g. ``result.corpus.ids``) only the documents in both are compared. In [0, 1]:
+    1 when the two partitions are the same up to renaming, 0 when independent.
+    """
+    labels_a, labels_b = np.asarray(labels_a), np.asarray(labels_b)
+    if (ids_a is None) != (ids_b is None):
+        raise InvalidInputError("agreement: give the ids of both clusterings, or of neither")
+    if ids_a is not None:
+        labels_a, labels_b = _on_common_ids(labels_a, labels_b, ids_a, ids_b)
+    elif len(labels_a) != len(labels_b):
+        raise InvalidInputError(
+            f"agreement: the clusterings have {len(labels_a)} and {len(labels_b)} documents; "
+            f"pass their ids to compare the documents they share"
+        )
+    return nmi(labels_a, labels_b)
+
+
+def _on_common_ids(labels_a, labels_b, ids_a, ids_b):
+    ids_a, ids_b = np.asarray(ids_a).astype(str), np.asarray(ids_b).astype(str)
+    for ids, labels in ((ids_a, labels_a), (ids_b, labels_b)):
+        if len(ids) != len(labels) or len(np.unique(ids)) != len(ids):
+            raise InvalidInputError("agreement: each clustering needs one unique id per label")
+    common, in_a, in_b = np.intersect1d(ids_a, ids_b, return_indices=True)
+    if len(common) == 0:
+        raise InvalidInputError("agreement: the two clusterings share no document id")
+    return labels_a[in_a], labels_b[in_b]
 
 
 def versions():

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import metrics
-from ._errors import InvalidInputError
-from .ingest import load_corpus, resolve_loader
-from .models import MODELS, make_model
+from . import cache, cards, ingest, metrics
+from ._errors import DataNotFoundError, InvalidInputError
+from .ingest import resolve_loader
+from .models import MODELS, SEMI_SUPERVISED, make_model
+from .protocol import evaluate_split, labeled_subset
 from .progress import progress_step
 from .text.tfidf import WEIGHTINGS, count_terms, empty_rows, tfidf
 from .text.tokenize import Analyzer
@@ -37,6 +38,7 @@ class Representation:
     corpus: object
     terms: np.ndarray  # term of each column (term ids as strings when no vocabulary)
     dropped_docs: list = field(default_factory=list)
+    options: dict = field(default_factory=dict)  # the preprocessing applied
 
 
 @dataclass
@@ -110,13 +112,13 @@ def split_settings(corpus_name, model_name, settings):
 
 
 def represent(corpus, **options):
-    """The weighted documents × terms matrix of ``corpus`` (DESIGN §5.1 by default)."""
+    """The weighted documents × terms matrix of ``corpus`` (DESIGN §5.1 by default; a corpus
+    whose rows are already weighted, ``metadata["weighted"]``, only gets unit rows)."""
+    if corpus.metadata.get("weighted") and "weighting" not in options:
+        options = {**options, "weighting": "tf"}
     opts = _check_preprocess({**PREPROCESS_DEFAULTS, **options})
     if corpus.texts is not None:
-        analyzer = Analyzer(stop_words=opts["stop_words"], lowercase=opts["lowercase"],
-                            normalize=opts["normalize"])
-        counts, vocabulary = count_terms(_reporting(corpus.texts), analyzer, opts["min_df"],
-                                         opts["max_df"], opts["max_features"])
+        counts, vocabulary = _count_terms(corpus.texts, opts)
     elif corpus.matrix is not None:
         counts, vocabulary = corpus.matrix, corpus.vocabulary
     else:
@@ -125,7 +127,50 @@ def represent(corpus, **options):
     terms = (np.asarray(vocabulary)[kept] if vocabulary is not None
              else np.array([f"term{j}" for j in kept]))
     X, corpus, dropped = _handle_empty(X, corpus, opts["empty_documents"])
-    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped)
+    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped, opts)
+
+
+def load_corpus(name, data_dir=None, **options):
+    """:func:`textcluster.ingest.load_corpus` through the on-disk cache (:mod:`.cache`): a
+    corpus parsed before from the same files with the same options is read back instead."""
+    key = cache.corpus_key(name, data_dir, options)
+    corpus = cache.load_corpus(key)
+    if corpus is None:
+        corpus = _load_or_say_how_to_fetch(name, data_dir, options)
+        cache.save_corpus(key, corpus)
+    return corpus
+
+
+def _load_or_say_how_to_fetch(name, data_dir, options):
+    try:
+        return ingest.load_corpus(name, data_dir=data_dir, **options)
+    except DataNotFoundError as exc:
+        card = cards.find_card(name) if name in ingest.CORPORA or ":" in name else None
+        if card is None:
+            raise
+        message = str(exc).rstrip().rstrip(".")
+        raise DataNotFoundError(f"{message}. Or let textcluster download it: textcluster "
+                                f"corpora fetch {card.name}") from None
+
+
+# The preprocessing options that shape the term counts (the rest act on the counts).
+TOKENIZE_OPTIONS = ("stop_words", "lowercase", "normalize", "min_df", "max_df", "max_features")
+
+
+def _count_terms(texts, opts):
+    """Term counts and vocabulary of ``texts``, from the cache when they were counted before
+    with the same tokenization options."""
+    key = cache.counts_key(texts, {name: opts[name] for name in TOKENIZE_OPTIONS})
+    cached = cache.load_counts(key)
+    if cached is not None:
+        progress_step(len(texts))
+        return cached
+    analyzer = Analyzer(stop_words=opts["stop_words"], lowercase=opts["lowercase"],
+                        normalize=opts["normalize"])
+    counts, vocabulary = count_terms(_reporting(texts), analyzer, opts["min_df"],
+                                     opts["max_df"], opts["max_features"])
+    cache.save_counts(key, counts, vocabulary)
+    return counts, vocabulary
 
 
 def _reporting(items):
@@ -180,13 +225,21 @@ def _handle_empty(X, corpus, policy):
 
 
 def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
-        progress=None):
+        progress=None, labeled_fraction=None, labeled_per_class=None):
     """Run one model on one corpus and evaluate it; returns a :class:`RunResult`.
 
+    ``settings`` go to the corpus loader, preprocessing or the model (:func:`split_settings`),
+    except ``graph``: ``"knn"`` (default; graph-regularized models build a kNN graph) or the name
+    of the graph the corpus comes with (``"citations"`` for CiteULike), passed to ``fit``.
     ``progress(label, total)``, when given, returns a context manager that displays the
     progress of a long stage (documents tokenized, iterations run).
+    ``labeled_fraction`` / ``labeled_per_class``: semi-supervised models see the labels of that
+    share (or number) of each class's documents, drawn with ``seed``; the metrics are then
+    given on all documents and, with the suffix ``_unlabeled``, on the others.
     """
-    routed = split_settings(corpus_name, model_name, settings or {})
+    settings = dict(settings or {})
+    graph_choice = settings.pop("graph", "knn")
+    routed = split_settings(corpus_name, model_name, settings)
     progress = progress or (lambda label, total: nullcontext())
     timer = Timer()
     with timer.stage("load"):
@@ -197,23 +250,78 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
     k = k or (len(corpus.classes) if corpus.labels is not None else None)
     _check_k(k, rep.X.shape[0], corpus.name)
     model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
+    graph = _document_graph(graph_choice, corpus, model, model_name)
+    y = _seen_labels(corpus, model_name, seed, labeled_fraction, labeled_per_class)
     with timer.stage("fit"), progress("factorizing", _planned_iterations(model)):
-        embedding = model.fit_transform(rep.X)
+        embedding = model.fit_transform(rep.X, y, graph=graph)
     labels = model.labels_
     with timer.stage("evaluate"):
-        scores = evaluate(corpus, labels, k)
+        scores = evaluate(corpus, labels, k, model, y)
     params = {"corpus": corpus_name, "model": model_name, "k": k, "seed": seed,
               "corpus_options": routed["corpus"],
-              "preprocess": {**PREPROCESS_DEFAULTS, **routed["preprocess"]},
+              "preprocess": rep.options,
+              "graph": graph_choice,
+              "labeled": {"fraction": labeled_fraction, "per_class": labeled_per_class,
+                          "n_labeled": None if y is None else int((y >= 0).sum())},
               "model_params": _jsonable(model.get_params())}
     return RunResult(corpus, rep, model, labels, embedding, scores, timer.seconds, params)
 
 
-def evaluate(corpus, labels, k):
-    """Metrics of a clustering (all five when the corpus has labels)."""
+UNLABELLED_NOTE = ("the corpus has no class labels: purity, entropy, NMI, accuracy and ARI "
+                   "need labels")
+
+
+def _document_graph(choice, corpus, model, model_name):
+    """The graph passed to ``fit``: None (the model builds its kNN graph) or the corpus' own."""
+    if choice == "knn":
+        return None
+    if choice != corpus.metadata.get("graph") or corpus.graph is None:
+        has = ("no document graph" if corpus.graph is None
+               else f"only the graph {corpus.metadata.get('graph')!r}")
+        raise InvalidInputError(f"--set graph={choice}: corpus {corpus.name!r} has "
+                                f"{has}; use graph=knn (the default)")
+    if "n_neighbors" not in model.get_params():
+        raise InvalidInputError(
+            f"--set graph={choice}: model {model_name!r} uses no document graph; "
+            f"choose a graph-regularized model such as gnmf"
+        )
+    return corpus.graph
+
+
+def _seen_labels(corpus, model_name, seed, fraction, per_class):
+    """``y`` for a semi-supervised model (class codes of the labelled documents, -1 elsewhere),
+    or None when no labels are asked for."""
+    if fraction is None and per_class is None:
+        return None
+    if model_name not in SEMI_SUPERVISED:
+        raise InvalidInputError(
+            f"model {model_name!r} does not use labels; --labeled-fraction and "
+            f"--labeled-per-class are for {', '.join(sorted(SEMI_SUPERVISED))}"
+        )
+    if corpus.labels is None:
+        raise InvalidInputError(f"corpus {corpus.name!r} has no class labels to show the model")
+    return labeled_subset(corpus.labels, fraction=fraction, per_class=per_class,
+                          random_state=seed)
+
+
+def evaluate(corpus, labels, k, model=None, y=None):
+    """Metrics of a clustering: all five when the corpus has labels, else ``labels: None`` and a
+    note saying so; plus the model's final objective when it records one. With ``y`` (the
+    labels a semi-supervised model saw), also the metrics of the unlabelled documents
+    (suffix ``_unlabeled``)."""
     scores = {"n_docs": int(len(labels)), "n_clusters": int(k)}
-    if corpus.labels is not None:
+    if corpus.labels is not None and y is not None:
+        split = evaluate_split(corpus.labels, labels, y)
+        scores.update(split["all"], n_labeled=int((np.asarray(y) >= 0).sum()))
+        if split["unlabelled"] is not None:
+            scores.update({f"{n}_unlabeled": v for n, v in split["unlabelled"].items()})
+    elif corpus.labels is not None:
         scores.update(metrics.evaluate(corpus.labels, labels))
+    else:
+        scores.update(labels=None, note=UNLABELLED_NOTE)
+    history = getattr(model, "objective_history_", None)
+    if history is not None and len(history):
+        scores["objective"] = float(history[-1])
     return scores
 
 

@@ -3,6 +3,10 @@
 import click
 
 from .. import __version__
+from .batch import batch_command
+from .cache import cache_group
+from .corpora import corpora_group
+from .report import report_command
 from .run import run_command
 
 
@@ -18,3 +22,7 @@ def main():
 
 
 main.add_command(run_command)
+main.add_command(batch_command)
+main.add_command(report_command)
+main.add_command(corpora_group)
+main.add_command(cache_group)

@@ -1,11 +1,13 @@
 """``textcluster run CORPUS --model MODEL``."""
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
+import numpy as np
 
-from .. import pipeline
-from ..export import write_run
+from .. import cache, pipeline
+from ..export import top_terms, write_run
 from ..models import MODELS
 from ._common import ProgressBar, data_dir_option, parse_settings, user_errors
 
@@ -22,23 +24,46 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "ari"]
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Folder for clusters.csv, cluster_terms.csv, metrics.json, run.json.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
-              help="Corpus, preprocessing or model setting; repeatable (e.g. --set lam=10).")
+              help="Corpus, preprocessing or model setting; repeatable (e.g. --set lam=10). "
+                   "graph=citations regularizes with the corpus' own graph (CiteULike).")
+@click.option("--terms", "n_terms", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Top terms (tags, users) printed per cluster; 0 prints none.")
+@click.option("--labeled-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Semi-supervised models: show them the labels of this share of each "
+                   "class (drawn with --seed).")
+@click.option("--labeled-per-class", type=click.IntRange(min=1), default=None,
+              help="Semi-supervised models: show them this many labels per class.")
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the cache of parsed corpora and term counts.")
 @data_dir_option
 @user_errors
-def run_command(corpus, model, k, seed, out, settings, data_dir):
+def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction,
+                labeled_per_class, no_cache, data_dir):
     """Cluster one corpus with one model, print the metrics and write the results.
+
+    CORPUS is a corpus name (tdt2, reuters, reuters-cai, sector, citeulike-t:tags, ...),
+    hf:NAME for a Hugging Face dataset, or the path of a .csv/.jsonl/.json/.parquet file or
+    of a folder of .txt files.
 
     \b
     Examples:
       textcluster run tdt2 --model gnmf --out runs/tdt2
       textcluster run reuters --model nmf --set top=30 --set ncw=true
       textcluster run reuters-cai --model gnmf --k 20 --set lam=100 --set scaling=cai
+      textcluster run citeulike-t:tags --model gnmf --k 20 --set graph=citations
+      textcluster run my_docs.csv --set text_column=body --set label_column=topic
+      textcluster run tdt2 --model sodnmf --labeled-fraction 0.1
     """
     if out:  # fail now, not after a long run, when the folder cannot be created
         Path(out).mkdir(parents=True, exist_ok=True)
-    result = pipeline.run(corpus, model, k=k, seed=seed, data_dir=data_dir,
-                          settings=parse_settings(settings), progress=ProgressBar)
+    with cache.disabled() if no_cache else nullcontext():
+        result = pipeline.run(corpus, model, k=k, seed=seed, data_dir=data_dir,
+                              settings=parse_settings(settings), progress=ProgressBar,
+                              labeled_fraction=labeled_fraction,
+                              labeled_per_class=labeled_per_class)
     click.echo(format_table(result))
+    if n_terms:
+        click.echo(format_top_terms(result, n_terms))
     if out:
         click.echo(f"results written to {write_run(result, out)}")
 
@@ -51,9 +76,23 @@ def format_table(result):
              f"model {result.params['model']}"]
     if "nmi" not in m:
         lines.append("no class labels: purity, entropy, NMI, accuracy and ARI need labels")
-    for name in METRIC_ROWS:
+    unlabelled = [f"{name}_unlabeled" for name in METRIC_ROWS]
+    for name in METRIC_ROWS + unlabelled:
         if name in m:
-            lines.append(f"  {name:<10}{m[name]:.4f}")
+            lines.append(f"  {name:<16}{m[name]:.4f}")
+    if "objective" in m:
+        lines.append(f"  {'objective':<16}{m['objective']:.6g}")
     timing = ", ".join(f"{stage} {sec:.1f}s" for stage, sec in result.timings.items())
-    lines.append(f"  time      {timing}")
+    lines.append(f"  {'time':<16}{timing}")
+    return "\n".join(lines)
+
+
+def format_top_terms(result, n_terms):
+    """Each cluster's size and heaviest terms (tags, users), one line per cluster."""
+    features = result.corpus.metadata.get("features", "terms")
+    terms = top_terms(result, n_terms=n_terms)
+    sizes = dict(zip(*np.unique(result.labels, return_counts=True)))
+    lines = [f"top {features} per cluster:"]
+    for cluster, group in terms.groupby("cluster"):
+        lines.append(f"  {cluster:>3} ({sizes[cluster]} docs): {', '.join(group['term'])}")
     return "\n".join(lines)

@@ -1,7 +1,12 @@
 """Corpus loaders, by name: ``load_corpus("reuters", data_dir=..., split="modapte-train")``.
 
 A loader is a function ``loader(data_dir=None, **options) -> Corpus``; add one with
-``CORPORA.register("name", loader)``.
+``CORPORA.register("name", loader)``. A loader with a ``view`` option and a ``views`` attribute
+(the allowed values) can be named ``"name:view"``, e.g. ``"citeulike-t:users"``.
+
+Besides registered names, a corpus name can be ``hf:NAME`` (a Hugging Face dataset), the path
+of a table file (``.csv``, ``.tsv``, ``.jsonl``, ``.json``, ``.parquet``) or the path of a
+folder of ``.txt`` files.
 """
 
 import functools
@@ -11,27 +16,78 @@ from pathlib import Path
 from .._errors import InvalidInputError
 from ..corpus import Corpus
 from ..registry import Registry, UnknownNameError
+from .citeulike import load_citeulike_a, load_citeulike_t
 from .folder import load_folder
+from .libsvm import load_libsvm, load_sector
 from .matlab import load_reuters_cai, load_tdt2
 from .reuters import load_reuters
+from .table import HF_PREFIX, load_hf, load_table, table_format
 
 CORPORA = Registry("corpus", "corpora")
 CORPORA.register("reuters", load_reuters)
 CORPORA.register("tdt2", load_tdt2)
 CORPORA.register("reuters-cai", load_reuters_cai)
+CORPORA.register("sector", load_sector)
+CORPORA.register("citeulike-t", load_citeulike_t)
+CORPORA.register("citeulike-a", load_citeulike_a)
 
 
 def resolve_loader(name):
-    """The loader for ``name``: a registered corpus, else a folder of text files."""
-    if name not in CORPORA and Path(name).is_dir():
+    """The loader for ``name``: a registered corpus, ``name:view``, ``hf:NAME``, a table file
+    or a folder of text files. Its signature lists the options it takes."""
+    if name in CORPORA:
+        return CORPORA.get(name)
+    if name.startswith(HF_PREFIX) and len(name) > len(HF_PREFIX):
+        return _bind(load_hf, name=name[len(HF_PREFIX):])
+    path = Path(name)
+    if path.is_dir():
         return functools.partial(_load_folder_corpus, name)
+    if table_format(name) is not None:
+        return _bind(load_table, path=name)
+    base, sep, view = name.rpartition(":")
+    if sep and base in CORPORA:
+        return _view_loader(base, view)
     try:
         return CORPORA.get(name)
     except UnknownNameError as exc:
         raise UnknownNameError(
-            f"{exc}; or give the path of a folder of .txt documents (there is no folder "
-            f"{name!r})"
+            f"{exc}; or give hf:NAME for a Hugging Face dataset, the path of a .csv, .jsonl, "
+            f".json or .parquet file, or the path of a folder of .txt documents (there is no "
+            f"folder {name!r})"
         ) from None
+
+
+def _view_loader(base, view):
+    loader = CORPORA.get(base)
+    views = getattr(loader, "views", None)
+    if views is None or "view" not in inspect.signature(loader).parameters:
+        raise UnknownNameError(f"corpus {base!r} has no views; name it {base!r}, without ':{view}'")
+    if view not in views:
+        raise UnknownNameError(
+            f"corpus {base!r} has no view {view!r}; its views are: "
+            f"{', '.join(f'{base}:{v}' for v in views)}"
+        )
+    return _bind(loader, view=view)
+
+
+def _bind(loader, **fixed):
+    """``loader`` with the ``fixed`` arguments set; its signature lists ``data_dir`` (passed
+    on only when ``loader`` takes it) and the options left, as keyword-only parameters."""
+    parameters = inspect.signature(loader).parameters
+    takes_data_dir = "data_dir" in parameters
+
+    def bound(data_dir=None, **options):
+        if takes_data_dir:
+            options["data_dir"] = data_dir
+        return loader(**fixed, **options)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    bound.__signature__ = inspect.Signature([
+        inspect.Parameter("data_dir", keyword, default=None),
+        *(p.replace(kind=keyword) for name, p in parameters.items()
+          if name not in fixed and name != "data_dir"),
+    ])
+    return bound
 
 
 def _load_folder_corpus(path, data_dir=None, pattern="*.txt", min_class_size=None, top=None):
@@ -39,8 +95,8 @@ def _load_folder_corpus(path, data_dir=None, pattern="*.txt", min_class_size=Non
 
 
 def load_corpus(name, data_dir=None, **options):
-    """Load the corpus registered as ``name`` (or the folder at path ``name``), passing
-    ``data_dir`` and ``options`` on."""
+    """Load the corpus registered as ``name`` (or at path ``name``, see
+    :func:`resolve_loader`), passing ``data_dir`` and ``options`` on."""
     loader = resolve_loader(name)
     accepted = [p for p in inspect.signature(loader).parameters if p != "data_dir"]
     unknown = sorted(set(options) - set(accepted))
@@ -56,7 +112,13 @@ __all__ = [
     "CORPORA",
     "Corpus",
     "load_corpus",
+    "load_citeulike_a",
+    "load_citeulike_t",
     "load_folder",
+    "load_hf",
+    "load_libsvm",
+    "load_sector",
+    "load_table",
     "resolve_loader",
     "load_reuters",
     "load_reuters_cai",

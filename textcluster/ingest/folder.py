@@ -4,13 +4,15 @@
 ``corpus/<doc>.txt`` gives unlabelled ones. Files are read as UTF-8; a file that is not valid
 UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
 in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
-are skipped.
+are skipped. A folder without matching files is an error that says what the folder holds
+instead (a table file is loaded by giving its path, see :mod:`textcluster.ingest.table`).
 """
 
 from pathlib import Path
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
+from .table import table_format
 
 
 def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
@@ -30,7 +32,8 @@ def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
         )
     files = nested or flat
     if not files:
-        raise CorpusFormatError(f"no {pattern} files in {root} or its sub-folders")
+        raise CorpusFormatError(f"no {pattern} files in {root} or its sub-folders"
+                                f"{_other_files_hint(root)}")
     texts, fallback = zip(*(_read_text(p) for p in files))
     corpus = Corpus(
         name=root.resolve().name,
@@ -48,6 +51,19 @@ def _documents(root, pattern):
     e.g. ``.ipynb_checkpoints/`` or macOS ``._name.txt``) are left out."""
     return sorted(p for p in root.glob(pattern) if p.is_file()
                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def _other_files_hint(root):
+    """A hint for a folder holding tables or other documents instead of ``.txt`` files."""
+    tables = sorted(p.name for p in root.iterdir() if p.is_file() and table_format(p.name))
+    if tables:
+        return (f"; it holds {', '.join(tables[:3])}{' …' if len(tables) > 3 else ''}: give "
+                f"the path of a table file to load its rows as documents")
+    suffixes = sorted({p.suffix for p in root.rglob("*") if p.is_file() and p.suffix})
+    if suffixes:
+        return (f"; it holds {', '.join(suffixes[:5])} files: choose them with --set "
+                f"pattern='*{suffixes[0]}'")
+    return " (the folder is empty)"
 
 
 def _read_text(path):

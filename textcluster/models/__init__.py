@@ -7,12 +7,32 @@ All take ``X`` as documents × terms (non-negative for the factorizations), expo
 from ..registry import Registry
 from .baselines import KMeansBaseline, LSIKMeans
 from .nmf import GNMF, NMF
+from .concept import CF, GRSCF, LCCF
+from .convex import ConvexNMF
+from .semi import DNMF, GSNMFC, ConstrainedNMF
+from .dual import ANMF, SODNMF
+from .projective import AGPNMF, PNMF, KernelAGPNMF
 
 MODELS = Registry("model")
 MODELS.register("kmeans", KMeansBaseline)
 MODELS.register("lsi-kmeans", LSIKMeans)
 MODELS.register("nmf", NMF)
 MODELS.register("gnmf", GNMF)
+MODELS.register("convex-nmf", ConvexNMF)
+MODELS.register("cf", CF)
+MODELS.register("lccf", LCCF)
+MODELS.register("grscf", GRSCF)
+MODELS.register("constrained-nmf", ConstrainedNMF)
+MODELS.register("dnmf", DNMF)
+MODELS.register("gsnmfc", GSNMFC)
+MODELS.register("anmf", ANMF)
+MODELS.register("sodnmf", SODNMF)
+MODELS.register("pnmf", PNMF)
+MODELS.register("agpnmf", AGPNMF)
+MODELS.register("kagpnmf", KernelAGPNMF)
+
+# Models that take partial labels: fit(X, y) with y = class code, or -1 for unlabelled.
+SEMI_SUPERVISED = frozenset({"grscf", "constrained-nmf", "dnmf", "gsnmfc", "sodnmf"})
 
 
 def make_model(name, **params):
@@ -29,4 +49,6 @@ def make_model(name, **params):
     return cls(**params)
 
 
-__all__ = ["MODELS", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF"]
+__all__ = ["MODELS", "SEMI_SUPERVISED", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
+           "ConstrainedNMF", "DNMF", "GSNMFC", "ConvexNMF", "CF", "LCCF", "GRSCF",
+           "PNMF", "AGPNMF", "KernelAGPNMF"]

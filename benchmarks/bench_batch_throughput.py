@@ -1,0 +1,189 @@
+"""Throughput of ``textcluster batch`` with one and two worker processes.
+
+Workload: the class-subset protocol on Deng Cai's TDT2 matrix (the tf-idf of all 30 classes,
+then the rows of k drawn classes), one model (default GNMF with its defaults), k = 2..5 with
+``--draws`` draws per k: 16 jobs by default.
+
+Contenders, each a complete ``run_batch`` into a fresh ledger (nothing skipped):
+
+``pool-1``   the local executor with one worker process (``--jobs 1`` through the pool, so
+             it pays the same start-up as ``pool-2``: spawning, imports, representing the
+             corpus once in the worker); the worker gets both cores' threads.
+``pool-2``   the local executor with two worker processes, one thread each.
+``serial``   (``--serial``) the jobs in this process, as ``--jobs 1`` runs them.
+
+Each sample records the wall time of the whole batch and, from the ledger, the span from
+the first job's start to the last job's end (start-up excluded) and the mean time of a job
+(``s/job``: a pool-1 job has both cores' threads, a pool-2 job one). Throughput = jobs per
+minute.
+Repeats are interleaved and the order of the contenders rotates from repeat to repeat, so they
+share the machine's noise. Reported: medians, spreads, and the ratio of the median throughputs
+pool-2 / pool-1 (target: at least 1.8 on two idle cores), plus the median of the per-repeat
+(paired) ratios.
+
+Run it on an idle machine (``uptime``: load below 1): other processes on the cores make the
+two-worker figure meaningless. ``--json PATH`` writes every sample and the machine's state.
+
+    python benchmarks/bench_batch_throughput.py --data-dir ../shared/data --json \
+        benchmarks/results/batch_throughput.json
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import textcluster
+from textcluster.batch import load_pipeline, load_results, run_batch
+from textcluster.batch.executors import ProcessExecutor, SerialExecutor
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+
+PIPELINE = """
+[pipeline]
+name = "bench_batch_throughput"
+
+[[corpora]]
+name = "tdt2"
+
+[[models]]
+name = "{model}"
+
+[protocol]
+kind = "class-subset"
+k = {{ from = {k_from}, to = {k_to} }}
+draws = {draws}
+seed = 0
+
+[output]
+dir = "{output}"
+"""
+
+
+def resolve_data_dir(arg):
+    if arg:
+        return Path(arg)
+    if os.environ.get("TEXTCLUSTER_DATA"):
+        return Path(os.environ["TEXTCLUSTER_DATA"])
+    return DEFAULT_DATA_DIR
+
+
+def executor_for(name):
+    if name == "serial":
+        return SerialExecutor()
+    return ProcessExecutor(int(name.split("-")[1]))
+
+
+def one_sample(name, args, workdir, index):
+    """Run the whole batch once with contender ``name``; returns its timings."""
+    output = workdir / f"{name}-{index}"
+    path = workdir / f"{name}-{index}.toml"
+    path.write_text(PIPELINE.format(model=args.model, k_from=args.k_from, k_to=args.k_to,
+                                    draws=args.draws, output=output.as_posix()),
+                    encoding="utf-8")
+    pipeline = load_pipeline(path, data_dir=str(args.data_dir))
+    start = time.perf_counter()
+    summary = run_batch(pipeline, executor_for(name), report=False)
+    wall = time.perf_counter() - start
+    if summary.failed:
+        raise SystemExit(f"{name}: {len(summary.failed)} jobs failed: {summary.failed[0][1]}")
+    frame = load_results(pipeline.ledger_path)
+    span = float(frame["finished"].max() - frame["started"].min())
+    jobs = len(frame)
+    return {"jobs": jobs, "wall_s": wall, "span_s": span,
+            "jobs_per_min": 60 * jobs / wall, "jobs_per_min_span": 60 * jobs / span,
+            "job_s_mean": float(frame["time.total"].mean()),
+            "nmi_mean": float(frame["metric.nmi"].mean())}
+
+
+def summarize(values):
+    a = np.asarray(values, dtype=float)
+    q1, median, q3 = np.percentile(a, [25, 50, 75])
+    return {"median": float(median), "min": float(a.min()), "max": float(a.max()),
+            "iqr": float(q3 - q1), "n": int(a.size)}
+
+
+def machine_info():
+    return {"cpu_count": os.cpu_count(), "cpu_affinity": len(os.sched_getaffinity(0)),
+            "load_average_at_start": list(os.getloadavg()), "platform": platform.platform(),
+            "python": sys.version.split()[0], "textcluster": textcluster.__version__,
+            "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                               "TEXTCLUSTER_THREADS") if k in os.environ}}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--model", default="gnmf")
+    parser.add_argument("--k-from", type=int, default=2)
+    parser.add_argument("--k-to", type=int, default=5)
+    parser.add_argument("--draws", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--serial", action="store_true", help="also time the in-process run")
+    parser.add_argument("--max-load", type=float, default=1.0,
+                        help="refuse to start when the 1-minute load average is above this")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    args.data_dir = resolve_data_dir(args.data_dir)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    load = os.getloadavg()[0]
+    if load > args.max_load:
+        raise SystemExit(f"load average {load:.2f} > {args.max_load}: the machine is busy and "
+                         "the two-worker throughput would not mean anything; retry when it is "
+                         "idle (or pass --max-load)")
+    contenders = ["pool-1", "pool-2"] + (["serial"] if args.serial else [])
+    machine = machine_info()
+    samples = {name: [] for name in contenders}
+    with tempfile.TemporaryDirectory() as tmp:
+        for repeat in range(args.repeats):
+            shift = repeat % len(contenders)
+            for name in contenders[shift:] + contenders[:shift]:
+                sample = one_sample(name, args, Path(tmp), repeat)
+                samples[name].append(sample)
+                print(f"repeat {repeat} {name:7s} {sample['jobs']} jobs in "
+                      f"{sample['wall_s']:.1f} s: {sample['jobs_per_min']:.1f} jobs/min "
+                      f"(in-job span {sample['jobs_per_min_span']:.1f})", file=sys.stderr)
+    machine["load_average_at_end"] = list(os.getloadavg())
+    result = report(args, samples, machine)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def report(args, samples, machine):
+    summary = {name: {key: summarize([s[key] for s in runs])
+                      for key in ("jobs_per_min", "jobs_per_min_span", "wall_s", "job_s_mean")}
+               for name, runs in samples.items()}
+    ratio, span_ratio = (summary["pool-2"][key]["median"] / summary["pool-1"][key]["median"]
+                         for key in ("jobs_per_min", "jobs_per_min_span"))
+    paired = [b["jobs_per_min"] / a["jobs_per_min"]
+              for a, b in zip(samples["pool-1"], samples["pool-2"])]
+    print(f"TDT2 class subsets, {args.model}, k = {args.k_from}..{args.k_to}, {args.draws} draws "
+          f"per k: {samples['pool-1'][0]['jobs']} jobs; medians over {args.repeats} repeats")
+    print(f"{'contender':10s} {'jobs/min':>9s} {'(span)':>8s} {'wall s':>8s} {'s/job':>7s}")
+    for name, stats in summary.items():
+        print(f"{name:10s} {stats['jobs_per_min']['median']:9.1f} "
+              f"{stats['jobs_per_min_span']['median']:8.1f} {stats['wall_s']['median']:8.1f} "
+              f"{stats['job_s_mean']['median']:7.2f}")
+    print(f"pool-2 / pool-1 throughput: {ratio:.2f} (paired median {np.median(paired):.2f}; "
+          f"start-up excluded: {span_ratio:.2f}; target >= 1.8)")
+    return {"benchmark": "bench_batch_throughput", "model": args.model,
+            "k": [args.k_from, args.k_to], "draws": args.draws, "repeats": args.repeats,
+            "machine": machine, "samples": samples, "summary": summary,
+            "ratio_pool2_over_pool1": ratio, "paired_ratio_median": float(np.median(paired)),
+            "span_ratio_pool2_over_pool1": span_ratio}
+
+
+if __name__ == "__main__":
+    main()

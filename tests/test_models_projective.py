@@ -1,0 +1,261 @@
+"""What is special to PNMF, AGPNMF and kernel AGPNMF (the common checks are in
+test_common_models.py)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+
+from textcluster.models import AGPNMF, PNMF, KernelAGPNMF
+from textcluster.models._memory import InsufficientMemoryError
+from textcluster.models import projective
+from textcluster.models.projective import kernel_matrix
+
+from ._planted import planted_corpus
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+# -- dense transcriptions of the model (paper 000, documents × terms) ------------------------
+def dense_objective(X, H, S, gamma, alpha, beta, K=None):
+    """Eq. 15 written out with dense matrices (K: the kernel in place of X Xᵀ, eq. 18)."""
+    K = X @ X.T if K is None else K
+    R = (S + S.T) / 2
+    L = np.diag(R.sum(axis=0)) - R
+    P = np.eye(len(K)) - H @ H.T
+    Q = np.eye(len(K)) - S
+    return (np.trace(P @ K @ P) + gamma * np.trace(H.T @ L @ H) + np.trace(Q.T @ K @ Q)
+            + alpha * np.sum(S * S) + beta * S.sum())
+
+
+def dense_iteration(K, H, S, gamma, alpha, beta):
+    """S by eq. 16, then H by the corrected eq. 17 (the derived cube-root rule)."""
+    HH = H @ H.T
+    d = np.diag(HH)
+    S = S * (K + gamma / 2 * HH) / (K @ S + alpha * S + gamma / 4 * (d[:, None] + d) + beta / 2)
+    return dense_h_step(K, H, S, gamma), S
+
+
+def dense_h_step(K, H, S, gamma):
+    R = (S + S.T) / 2
+    D = R.sum(axis=0)[:, None]
+    KH = K @ H
+    numerator = 2 * KH + gamma * (D * H + R @ H)
+    denominator = H @ H.T @ KH + KH @ H.T @ H + 2 * gamma * D * H
+    return H * np.cbrt(numerator / denominator)
+
+
+def paper_eq17(K, H, S, gamma):
+    """Eq. 17 as printed (the positive root of A h² + B h + C = 0)."""
+    R = (S + S.T) / 2
+    KH = K @ H
+    A = H @ H.T @ KH + KH @ H.T @ H + gamma * R.sum(axis=0)[:, None] * H
+    B = -2 * KH * H
+    C = -0.5 * gamma * (R @ H) * H ** 2
+    return (-B + np.sqrt(B ** 2 - 4 * A * C)) / (2 * A)
+
+
+def start(X, k, seed=0):
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    S = rng.random((n, n))
+    np.fill_diagonal(S, 0.0)
+    return rng.random((n, k)), S
+
+
+# -- the updates ------------------------------------------------------------------------------
+@pytest.mark.parametrize("gamma", [0.0, 0.5])
+def test_iterates_and_objective_match_the_dense_formulas(gamma):
+    X, _ = planted_corpus(seed=11)
+    H0, S0 = start(X, 3)
+    model = AGPNMF(3, gamma=gamma, alpha=0.02, beta=0.03, init="custom", max_iter=8)
+    model.fit(X, W=H0, graph=S0)
+    Xd = X.toarray()
+    H, S = H0, S0
+    expected = [dense_objective(Xd, H, S, gamma, 0.02, 0.03)]
+    for _ in range(8):
+        H, S = dense_iteration(Xd @ Xd.T, H, S, gamma, 0.02, 0.03)
+        expected.append(dense_objective(Xd, H, S, gamma, 0.02, 0.03))
+    np.testing.assert_allclose(model.graph_, S, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(model.objective_history_, expected, rtol=1e-9)
+
+
+def test_printed_eq17_can_increase_the_objective_the_derived_rule_does_not():
+    # Why the H-rule is corrected (module docstring): eq. 17 with γ = 0 is not monotone.
+    X = sp.random(80, 50, density=0.2, random_state=1).toarray()
+    K = X @ X.T
+    rng = np.random.default_rng(1)
+    H = rng.random((80, 4))
+    H *= np.sqrt(np.trace(H.T @ K @ H) / np.vdot(H.T @ H, H.T @ K @ H))
+    S = np.zeros((80, 80))
+    printed, derived = [H], [H]
+    for _ in range(300):
+        printed.append(paper_eq17(K, printed[-1], S, 0.0))
+        derived.append(dense_h_step(K, derived[-1], S, 0.0))
+    values = {name: np.array([dense_objective(X, h, S, 0, 0, 0) for h in seq])
+              for name, seq in {"printed": printed, "derived": derived}.items()}
+    assert np.diff(values["printed"]).max() > 1e-8 * values["printed"][0]
+    assert np.diff(values["derived"]).max() <= 1e-12 * values["derived"][0]
+
+
+@pytest.mark.parametrize("model", [
+    AGPNMF(4, gamma=10.0, alpha=0.5, beta=0.1),
+    AGPNMF(4, self_loops=True),
+    KernelAGPNMF(4, kernel="gaussian", gamma=1.0),
+    KernelAGPNMF(4, kernel="polynomial", degree=3, coef0=0.5, gamma=1.0),
+])
+def test_objective_never_increases_with_a_strong_graph_and_kernels(model):
+    X, _ = planted_corpus(seed=12)
+    model.set_params(max_iter=120, random_state=0, n_assign_init=2).fit(X)
+    history = model.objective_history_
+    assert np.all(np.diff(history) <= 1e-10 * history[0])
+
+
+# -- identities ---------------------------------------------------------------------------------
+def test_agpnmf_with_gamma_zero_has_the_iterates_of_pnmf():
+    X, _ = planted_corpus(seed=13)
+    H0, S0 = start(X, 3, seed=1)
+    pnmf = PNMF(3, init="custom", max_iter=40, n_assign_init=3, random_state=0)
+    agp = AGPNMF(3, gamma=0.0, init="custom", max_iter=40, n_assign_init=3, random_state=0)
+    V_pnmf = pnmf.fit_transform(X, W=H0)
+    V_agp = agp.fit_transform(X, W=H0, graph=S0)
+    np.testing.assert_allclose(V_agp, V_pnmf, rtol=1e-10)
+    np.testing.assert_allclose(agp.components_, pnmf.components_, rtol=1e-10)
+    np.testing.assert_array_equal(agp.labels_, pnmf.labels_)
+
+
+def test_linear_and_degree_one_kernels_are_agpnmf():
+    X, _ = planted_corpus(seed=14)
+    H0, S0 = start(X, 3, seed=2)
+    fits = [cls(3, init="custom", max_iter=25, gamma=0.3, **params).fit(X, W=H0, graph=S0)
+            for cls, params in [(AGPNMF, {}), (KernelAGPNMF, {"kernel": "linear"}),
+                                (KernelAGPNMF, {"kernel": "polynomial", "degree": 1})]]
+    for other in fits[1:]:
+        np.testing.assert_allclose(other.objective_history_, fits[0].objective_history_,
+                                   rtol=1e-9)
+        np.testing.assert_allclose(other.graph_, fits[0].graph_, rtol=1e-8, atol=1e-13)
+        np.testing.assert_allclose(other.transform(X[:10]), fits[0].transform(X[:10]),
+                                   rtol=1e-6, atol=1e-9)
+
+
+def test_sparse_and_dense_routes_to_g_s_give_the_same_fit(monkeypatch):
+    X, _ = planted_corpus(seed=22)
+    H0, S0 = start(X, 3, seed=3)
+    fits = []
+    for slowdown in (0.0, np.inf):  # 0: always X (Xᵀ S); inf: always the stored G times S
+        monkeypatch.setattr(projective, "SPARSE_SLOWDOWN", slowdown)
+        fits.append(AGPNMF(3, init="custom", max_iter=15, gamma=0.2).fit(X, W=H0, graph=S0))
+    np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
+                               rtol=1e-10)
+    np.testing.assert_allclose(fits[0].graph_, fits[1].graph_, rtol=1e-8, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_matrices_are_the_textbook_kernels(dtype):
+    X, _ = planted_corpus(seed=15)
+    X = X.astype(dtype)
+    K, _ = kernel_matrix(X, "polynomial", 3, 0.5, None)
+    np.testing.assert_allclose(K, polynomial_kernel(X, degree=3, gamma=1.0, coef0=0.5),
+                               rtol=1e-5)
+    K, sigma = kernel_matrix(X, "gaussian", 2, 0.0, None)
+    Xd = X.toarray().astype(np.float64)
+    distances = np.sqrt(np.maximum(((Xd[:, None] - Xd[None]) ** 2).sum(-1), 0))
+    assert sigma == pytest.approx(distances.sum() / (len(Xd) * (len(Xd) - 1)), rel=1e-5)
+    np.testing.assert_allclose(K, rbf_kernel(Xd, gamma=1 / (2 * sigma ** 2)), rtol=1e-5,
+                               atol=1e-6)
+    assert K.dtype == dtype
+
+
+def test_gaussian_transform_uses_the_fitted_width():
+    X, _ = planted_corpus(seed=16)
+    model = KernelAGPNMF(3, kernel="gaussian", sigma=0.8, n_assign_init=2, random_state=0)
+    V = model.fit(X[:90]).transform(X[90:])
+    assert model.sigma_ == 0.8
+    assert V.shape == (X.shape[0] - 90, 3) and np.isfinite(V).all() and V.min() >= 0
+
+
+# -- starts and degenerate input ---------------------------------------------------------------
+def test_starting_graph_zeros_stay_zero_and_self_loops_are_dropped():
+    X, _ = planted_corpus(seed=17)
+    n = X.shape[0]
+    graph = sp.random(n, n, density=0.05, random_state=0, format="csr") + sp.eye(n)
+    model = AGPNMF(3, max_iter=10, random_state=0, n_assign_init=2).fit(X, graph=graph)
+    support = graph.toarray() > 0
+    np.fill_diagonal(support, False)
+    assert np.all(model.graph_[~support] == 0)
+    assert (model.graph_[support] > 0).mean() > 0.5
+
+
+@pytest.mark.parametrize("graph, message", [
+    (np.ones((5, 5)), "shape"),
+    (-np.ones((120, 120)), "negative"),
+])
+def test_bad_starting_graph_is_a_clear_error(graph, message):
+    X, _ = planted_corpus(seed=18)
+    with pytest.raises(ValueError, match=message):
+        AGPNMF(3).fit(X, graph=graph)
+
+
+@pytest.mark.parametrize("cls", [PNMF, AGPNMF, KernelAGPNMF])
+def test_k_equal_to_n_and_zero_rows_stay_finite(cls):
+    X, _ = planted_corpus(n_per_class=3, seed=19, sparse=False)
+    X[0] = 0.0
+    X[:, 1] = 0.0
+    model = cls(X.shape[0], max_iter=30, random_state=0, n_assign_init=1)
+    V = model.fit_transform(sp.csr_matrix(X))
+    assert V.shape == (X.shape[0], X.shape[0])
+    assert np.isfinite(V).all() and np.isfinite(model.objective_history_).all()
+    assert np.isfinite(model.components_).all()
+
+
+def test_custom_init_checks_the_unused_basis_shape():
+    X, _ = planted_corpus(seed=20)
+    W = np.random.default_rng(0).random((X.shape[0], 3))
+    PNMF(3, init="custom", max_iter=2).fit(X, W=W)  # H may be left out
+    with pytest.raises(ValueError, match="H has shape"):
+        PNMF(3, init="custom", max_iter=2).fit(X, W=W, H=np.ones((2, 2)))
+
+
+# -- memory -------------------------------------------------------------------------------------
+def test_n_by_n_models_refuse_what_does_not_fit(monkeypatch):
+    X, _ = planted_corpus(seed=21)
+    n = X.shape[0]
+    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "200K")  # below 3 × 120² × 8 B = 338 KB
+    for model in (AGPNMF(3), KernelAGPNMF(3, kernel="gaussian")):
+        with pytest.raises(InsufficientMemoryError, match=f"3 dense {n} × {n} float64"):
+            model.fit(X)
+    with pytest.raises(InsufficientMemoryError, match="7 dense"):
+        AGPNMF(3, n_init=3).fit(X)
+    PNMF(3, max_iter=5).fit(X)  # O(nnz + (n + m)k): not refused
+    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "400K")
+    AGPNMF(3, max_iter=5, n_assign_init=1).fit(X)
+
+
+# -- real data ------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_agpnmf_on_a_tdt2_class_subset(real_data_dir):
+    """Monotone on real data, far better than chance, and — the measured finding behind
+    the README's note — at the paper's γ = 0.01 the learned graph hardly moves the fit."""
+    from textcluster.ingest import load_corpus
+    from textcluster.metrics import nmi
+    from textcluster.pipeline import represent
+
+    corpus = load_corpus("tdt2", real_data_dir)
+    X, y = represent(corpus).X, np.asarray(corpus.labels)
+    mask = np.isin(y, np.random.default_rng(4).choice(np.unique(y), 5, replace=False))
+    fits = {gamma: AGPNMF(5, gamma=gamma, max_iter=50, random_state=0, n_assign_init=5)
+            for gamma in (0.01, 0.0)}
+    embeddings = {gamma: model.fit_transform(X[mask]) for gamma, model in fits.items()}
+    history = fits[0.01].objective_history_
+    assert np.all(np.diff(history) <= 1e-6 * history[0])  # float32 rounding
+    assert nmi(y[mask], fits[0.01].labels_) > 0.5
+    change = np.abs(embeddings[0.01] - embeddings[0.0]).max() / embeddings[0.0].max()
+    assert change < 1e-2, change

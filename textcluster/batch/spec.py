@@ -1,0 +1,528 @@
+"""Pipeline files: many runs described in one commented TOML file, expanded into jobs.
+
+A pipeline file has five tables (see ``pipelines/smoke.toml`` for a commented example)::
+
+    [pipeline]    name, description, data_dir
+    [[corpora]]   name, select (loader options), preprocess (tf-idf options), graph
+    [[models]]    name, params (a list value is a grid), variants (named parameter sets)
+    [protocol]    kind, documents, k, draws, seed / repeats / seeds,
+                  labeled_fraction / labeled_per_class, sweep
+    [output]      dir (the ledger is <dir>/ledger.sqlite)
+
+Protocols (DESIGN §6): ``class-subset`` (for each k, ``draws`` random sets of k classes; every
+model sees the same draws), ``full`` (the whole selection, k clusters), ``sweep`` (one
+parameter over a grid, the others fixed; each parameter of ``[protocol.sweep]`` in turn),
+``ablation`` (the named ``variants`` of a model) and ``convergence`` (the objective after every
+iteration is recorded). The last three run on ``documents = "class-subset"`` or ``"full"``.
+
+Every job is one fit: (pipeline, corpus, selection, model, variant, params, k, draw, seed).
+Its key is a hash of that identity, so a re-run finds the jobs it has already done.
+"""
+
+import copy
+import hashlib
+import inspect
+import itertools
+import json
+from dataclasses import asdict, dataclass
+from numbers import Integral, Real
+from pathlib import Path
+
+from sklearn.utils._param_validation import InvalidParameterError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from .._errors import InvalidInputError
+from ..ingest import resolve_loader
+from ..models import MODELS, make_model
+from ..pipeline import PREPROCESS_DEFAULTS
+
+PROTOCOLS = ("class-subset", "full", "sweep", "ablation", "convergence")
+DOCUMENTS = ("class-subset", "full")
+KNOWN_KEYS = {
+    "pipeline": ("name", "description", "data_dir"),
+    "corpora": ("name", "select", "preprocess", "graph"),
+    "models": ("name", "params", "variants"),
+    "protocol": ("kind", "documents", "k", "draws", "seed", "repeats", "seeds",
+                 "labeled_fraction", "labeled_per_class", "sweep"),
+    "output": ("dir",),
+}
+# Model parameters the protocol sets, and the key that sets them.
+PROTOCOL_PARAMS = {"n_components": "protocol.k", "random_state": "protocol.seeds"}
+DRAW_SEED_STRIDE = 1000  # draw d of k classes uses the seed 1000·k + d
+LEDGER_NAME = "ledger.sqlite"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One fit of one model on one selection of documents; ``key`` identifies it."""
+
+    pipeline: str
+    corpus: str
+    selection: dict  # select, preprocess, graph, draw_seed
+    model: str
+    variant: str
+    params: dict
+    k: int | None  # None: the number of classes of the selection
+    draw: int | None  # None: all documents of the selection
+    seed: int
+    protocol: str
+    labeled: dict | None  # {"fraction": f} or {"per_class": n}
+    record_history: bool = False
+    data_dir: str | None = None
+
+    def identity(self):
+        """What makes a job the same job in another run (not where its data lives)."""
+        identity = asdict(self)
+        del identity["record_history"], identity["data_dir"]
+        return identity
+
+    @property
+    def key(self):
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A validated pipeline file, with the ``--set`` overrides applied."""
+
+    name: str
+    source: str  # the file's path
+    text: str  # the file's text
+    overrides: tuple
+    config: dict  # the TOML tables after the overrides
+    data_dir: str | None
+    output: Path
+
+    @property
+    def ledger_path(self):
+        return self.output / LEDGER_NAME
+
+
+# -- reading ---------------------------------------------------------------------------------
+def load_pipeline(path, overrides=(), data_dir=None):
+    """Read, override (``["protocol.draws=2", ...]``) and validate the pipeline file ``path``.
+
+    ``data_dir`` (the command line's ``--data-dir``) takes precedence over the file's.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInputError(f"pipeline file {path} does not exist") from None
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError(f"{path} is not valid TOML: {exc}") from None
+    for override in overrides:
+        apply_override(config, override)
+    where = str(path)
+    _check_tables(config, where)
+    name = _pipeline_name(config, path)
+    data_dir = data_dir or config.get("pipeline", {}).get("data_dir")
+    output = config.get("output", {}).get("dir", f"runs/{name}")
+    if not isinstance(output, str) or not output.strip():
+        raise InvalidInputError(f"{where}: [output] dir must be a folder path (a string)")
+    output = Path(output)
+    pipeline = Pipeline(name, where, text, tuple(overrides), config,
+                        None if data_dir is None else str(data_dir), output)
+    expand(pipeline)  # validates corpora, models and protocol
+    return pipeline
+
+
+def apply_override(config, override):
+    """Set one dotted ``key=value`` in the TOML tables ``config``, in place.
+
+    In an array of tables (``corpora``, ``models``) a segment is an index (``models.0``), the
+    ``name`` of an entry (``models.gnmf``) or ``*`` (every entry). The value is read as a TOML
+    value (``3``, ``0.1``, ``true``, ``[2, 3]``, ``{from = 2, to = 4}``), else kept as a string.
+    """
+    dotted, sep, raw = override.partition("=")
+    segments = [s.strip() for s in dotted.split(".")]
+    if not sep or not all(segments):
+        raise InvalidInputError(
+            f"--set {override!r} is not of the form key=value with a dotted key, e.g. "
+            "protocol.draws=2 or models.gnmf.params.max_iter=50"
+        )
+    value = _toml_value(raw.strip())
+    for table in _containers(config, segments[:-1], dotted):
+        if not isinstance(table, dict):
+            raise InvalidInputError(f"--set {dotted}: {'.'.join(segments[:-1])} is not a table")
+        table[segments[-1]] = copy.deepcopy(value)
+
+
+def _toml_value(raw):
+    try:
+        return tomllib.loads(f"value = {raw}")["value"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _containers(node, segments, dotted):
+    """The tables that ``segments`` lead to (several when a segment is ``*``)."""
+    nodes = [node]
+    for segment in segments:
+        nodes = [child for n in nodes for child in _children(n, segment, dotted)]
+    return nodes
+
+
+def _children(node, segment, dotted):
+    if isinstance(node, dict):
+        return [node.setdefault(segment, {})]
+    if not isinstance(node, list):
+        raise InvalidInputError(f"--set {dotted}: {segment!r} is inside a value, not a table")
+    if segment == "*":
+        return node
+    if segment.isdigit():
+        if int(segment) >= len(node):
+            raise InvalidInputError(
+                f"--set {dotted}: index {segment} is out of range (there are {len(node)} entries)"
+            )
+        return [node[int(segment)]]
+    named = [entry for entry in node if isinstance(entry, dict) and entry.get("name") == segment]
+    if not named:
+        names = ", ".join(str(e.get("name")) for e in node if isinstance(e, dict))
+        raise InvalidInputError(
+            f"--set {dotted}: no entry named {segment!r}; the entries are: {names} "
+            "(or use an index, or * for all)"
+        )
+    return named
+
+
+def _check_tables(config, where):
+    _check_keys(config, KNOWN_KEYS, f"{where}: top level")
+    for table in ("pipeline", "protocol", "output"):
+        _check_keys(_table(config, table, where), KNOWN_KEYS[table], f"{where}: [{table}]")
+    for table in ("corpora", "models"):
+        entries = config.get(table)
+        if not isinstance(entries, list) or not entries:
+            raise InvalidInputError(
+                f"{where}: needs at least one [[{table}]] entry with a name, e.g. "
+                f"[[{table}]] name = \"{'tdt2' if table == 'corpora' else 'gnmf'}\""
+            )
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise InvalidInputError(f"{where}: [[{table}]] entry {i + 1} has no name")
+            _check_keys(entry, KNOWN_KEYS[table], f"{where}: [[{table}]] {entry['name']!r}")
+
+
+def _table(config, name, where):
+    table = config.get(name, {})
+    if not isinstance(table, dict):
+        raise InvalidInputError(f"{where}: {name} must be a table ([{name}])")
+    return table
+
+
+def _check_keys(table, known, where):
+    unknown = [key for key in table if key not in known]
+    if unknown:
+        raise InvalidInputError(
+            f"{where}: unknown key {unknown[0]!r}; the known keys are: {', '.join(known)}"
+        )
+
+
+def _pipeline_name(config, path):
+    name = config.get("pipeline", {}).get("name", path.stem)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError(f"{path}: [pipeline] name must be a non-empty string")
+    return name
+
+
+# -- expansion -------------------------------------------------------------------------------
+def expand(pipeline):
+    """The jobs of ``pipeline``, in a stable order: corpus, k, draw, seed, then model, so the
+    models of one draw run next to each other. Raises on a malformed pipeline."""
+    where = pipeline.source
+    protocol = _protocol(pipeline.config.get("protocol", {}), where)
+    corpora = [_corpus(entry, where) for entry in pipeline.config["corpora"]]
+    models = [_model_points(entry, protocol, where) for entry in pipeline.config["models"]]
+    _check_protocol_needs(protocol, models, pipeline.config["models"], where)
+    jobs = []
+    for corpus in corpora:
+        for k, draw, seed in _data_points(protocol):
+            draw_seed = None if draw is None else DRAW_SEED_STRIDE * k + draw
+            selection = {**corpus["selection"], "draw_seed": draw_seed}
+            for model_name, points in models:
+                for variant, params in points:
+                    jobs.append(Job(
+                        pipeline.name, corpus["name"], selection, model_name, variant, params,
+                        k, draw, seed, protocol["kind"], protocol["labeled"],
+                        protocol["kind"] == "convergence", pipeline.data_dir,
+                    ))
+    _check_unique(jobs, where)
+    return jobs
+
+
+def _check_unique(jobs, where):
+    seen = {}
+    for job in jobs:
+        if job.key in seen:
+            raise InvalidInputError(
+                f"{where}: the job (corpus {job.corpus}, model {job.model}, variant "
+                f"{job.variant}, k {job.k}, draw {job.draw}, seed {job.seed}) is listed twice; "
+                "remove the repeated k, seed, corpus or model entry"
+            )
+        seen[job.key] = job
+
+
+def _data_points(protocol):
+    for k in protocol["k"]:
+        for draw in protocol["draws"]:
+            for seed in protocol["seeds"]:
+                yield k, draw, seed
+
+
+# -- protocol --------------------------------------------------------------------------------
+def _protocol(table, where):
+    where = f"{where}: [protocol]"
+    kind = table.get("kind", "class-subset")
+    if kind not in PROTOCOLS:
+        raise InvalidInputError(f"{where}: unknown kind {kind!r}; known: {', '.join(PROTOCOLS)}")
+    documents = _documents(table, kind, where)
+    return {
+        "kind": kind,
+        "documents": documents,
+        "k": _cluster_counts(table.get("k"), documents, where),
+        "draws": _draws(table.get("draws"), documents, where),
+        "seeds": _seeds(table, where),
+        "labeled": _labeled(table, where),
+        "sweep": _sweep(table.get("sweep"), kind, where),
+    }
+
+
+def _documents(table, kind, where):
+    if kind in DOCUMENTS:
+        if table.get("documents", kind) != kind:
+            raise InvalidInputError(f"{where}: documents is set by kind = {kind!r}; remove it")
+        return kind
+    documents = table.get("documents", "class-subset" if "draws" in table else "full")
+    if documents not in DOCUMENTS:
+        raise InvalidInputError(
+            f"{where}: documents must be one of {', '.join(DOCUMENTS)}, got {documents!r}"
+        )
+    return documents
+
+
+def _cluster_counts(spec, documents, where):
+    """``k``: an integer, a list, ``{from = 2, to = 10, step = 1}`` (both ends included), or
+    ``"classes"`` (full documents only: the number of classes of the selection)."""
+    if spec is None:
+        if documents == "full":
+            return [None]
+        raise InvalidInputError(f"{where}: class-subset needs k, e.g. k = {{from = 2, to = 10}}")
+    if spec == "classes":
+        if documents != "full":
+            raise InvalidInputError(f"{where}: k = \"classes\" needs documents = \"full\"")
+        return [None]
+    if isinstance(spec, dict):
+        _check_keys(spec, ("from", "to", "step"), f"{where} k")
+        start, stop, step = spec.get("from"), spec.get("to"), spec.get("step", 1)
+        if not all(_is_int(v) for v in (start, stop, step)) or step < 1 or stop < start:
+            raise InvalidInputError(
+                f"{where}: k = {spec!r} must have integers from <= to (and step >= 1)"
+            )
+        values = list(range(start, stop + 1, step))
+    else:
+        values = spec if isinstance(spec, list) else [spec]
+    if not values or not all(_is_int(v) and v >= 1 for v in values):
+        raise InvalidInputError(
+            f"{where}: k = {spec!r} must be a positive integer, a list of them, "
+            "{from = 2, to = 10} or \"classes\""
+        )
+    return values
+
+
+def _draws(spec, documents, where):
+    if documents == "full":
+        if spec is not None:
+            raise InvalidInputError(f"{where}: draws is for class subsets; remove it")
+        return [None]
+    if not _is_int(spec) or not 1 <= spec <= DRAW_SEED_STRIDE:
+        raise InvalidInputError(
+            f"{where}: class subsets need draws = the number of class draws per k "
+            f"(1 to {DRAW_SEED_STRIDE}), got {spec!r}"
+        )
+    return list(range(spec))
+
+
+def _seeds(table, where):
+    """``seeds = [...]``, or ``repeats`` consecutive seeds from ``seed`` (default 1 from 0)."""
+    if "seeds" in table:
+        if "repeats" in table or "seed" in table:
+            raise InvalidInputError(f"{where}: give seeds, or seed and repeats, not both")
+        seeds = table["seeds"]
+        if not isinstance(seeds, list) or not seeds or not all(
+                _is_int(s) and s >= 0 for s in seeds):
+            raise InvalidInputError(f"{where}: seeds must be a list of non-negative integers")
+        return seeds
+    seed, repeats = table.get("seed", 0), table.get("repeats", 1)
+    if not _is_int(seed) or seed < 0 or not _is_int(repeats) or repeats < 1:
+        raise InvalidInputError(
+            f"{where}: seed must be a non-negative and repeats a positive integer"
+        )
+    return list(range(seed, seed + repeats))
+
+
+def _labeled(table, where):
+    fraction, per_class = table.get("labeled_fraction"), table.get("labeled_per_class")
+    if fraction is not None and per_class is not None:
+        raise InvalidInputError(f"{where}: give labeled_fraction or labeled_per_class, not both")
+    if fraction is not None:
+        if not (isinstance(fraction, Real) and not isinstance(fraction, bool)
+                and 0 < fraction <= 1):
+            raise InvalidInputError(f"{where}: labeled_fraction must be in (0, 1], e.g. 0.1")
+        return {"fraction": fraction}
+    if per_class is not None:
+        if not _is_int(per_class) or per_class < 1:
+            raise InvalidInputError(f"{where}: labeled_per_class must be a positive integer")
+        return {"per_class": per_class}
+    return None
+
+
+def _sweep(spec, kind, where):
+    if kind != "sweep":
+        if spec is not None:
+            raise InvalidInputError(f"{where}: sweep is used only with kind = \"sweep\"")
+        return {}
+    if not isinstance(spec, dict) or not spec:
+        raise InvalidInputError(
+            f"{where}: kind = \"sweep\" needs a [protocol.sweep] table of parameter = [values], "
+            "e.g. lam = [1, 10, 100]"
+        )
+    for name, values in spec.items():
+        if not isinstance(values, list) or not values:
+            raise InvalidInputError(f"{where}: sweep {name} must be a non-empty list of values")
+    return spec
+
+
+def _check_protocol_needs(protocol, models, entries, where):
+    swept = set(protocol["sweep"])
+    if swept:
+        covered = {name for _, points in models for _, params in points for name in params
+                   if name in swept}
+        missing = sorted(swept - covered)
+        if missing:
+            raise InvalidInputError(
+                f"{where}: no model has the swept parameter {missing[0]!r}"
+            )
+    if protocol["kind"] == "ablation" and not any("variants" in e for e in entries):
+        raise InvalidInputError(
+            f"{where}: kind = \"ablation\" needs a model with variants (named parameter "
+            "sets), e.g. variants = { full = {}, no-graph = { lam = 0 } }"
+        )
+
+
+def _is_int(value):
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+# -- corpora ---------------------------------------------------------------------------------
+def _corpus(entry, where):
+    name = entry["name"]
+    where = f"{where}: corpus {name!r}"
+    loader = resolve_loader(name)  # an unknown name lists the known ones
+    select = _options(entry, "select", where)
+    accepted = [p for p in inspect.signature(loader).parameters if p != "data_dir"]
+    _check_keys(select, accepted, f"{where} select")
+    preprocess = _options(entry, "preprocess", where)
+    _check_keys(preprocess, list(PREPROCESS_DEFAULTS), f"{where} preprocess")
+    graph = entry.get("graph", "knn")
+    if not isinstance(graph, str):
+        raise InvalidInputError(f"{where}: graph must be \"knn\" or the name of the corpus' graph")
+    return {"name": name, "selection": {"select": select, "preprocess": preprocess,
+                                        "graph": graph}}
+
+
+def _options(entry, key, where):
+    options = entry.get(key, {})
+    if not isinstance(options, dict):
+        raise InvalidInputError(f"{where}: {key} must be a table, e.g. {key} = {{ top = 30 }}")
+    for option, value in options.items():
+        _check_plain(value, f"{where}: {key} {option}", lists=False)
+    return options
+
+
+def _check_plain(value, where, lists=True):
+    """A value a ledger can hold as JSON: a string, number, boolean or (``lists``) a list of
+    them; TOML dates and tables are refused."""
+    items = value if lists and isinstance(value, list) else [value]
+    if not all(isinstance(v, (str, int, float, bool)) for v in items):
+        kinds = "a string, number, boolean" + (" or a list of them" if lists else "")
+        raise InvalidInputError(f"{where} must be {kinds}, got {value!r}")
+
+
+# -- models ----------------------------------------------------------------------------------
+def _model_points(entry, protocol, where):
+    """``(name, [(variant, params), ...])``: each named variant × each grid point × each
+    value of each swept parameter the model has."""
+    name = entry["name"]
+    cls = MODELS.get(name)  # an unknown name lists the known ones
+    where = f"{where}: model {name!r}"
+    known = cls().get_params()
+    base = _params(entry.get("params", {}), known, where)
+    variants = entry.get("variants", {"": {}})
+    if not isinstance(variants, dict) or not variants:
+        raise InvalidInputError(f"{where}: variants must be a table of name = {{ params }}")
+    points = []
+    for variant, overrides in variants.items():
+        merged = {**base, **_params(overrides, known, f"{where} variant {variant!r}")}
+        for grid_names, params in _grid(merged):
+            for swept_names, point in _swept(params, protocol["sweep"], known):
+                label = _variant_label(variant, grid_names + swept_names, point)
+                _validate(name, point, f"{where} variant {label!r}")
+                points.append((label, point))
+    return name, points
+
+
+def _params(table, known, where):
+    if not isinstance(table, dict):
+        raise InvalidInputError(f"{where}: params must be a table, e.g. params = {{ lam = 10 }}")
+    for param, value in table.items():
+        _check_plain(value, f"{where}: {param}")
+        if param in PROTOCOL_PARAMS:
+            raise InvalidInputError(
+                f"{where}: {param} is set by {PROTOCOL_PARAMS[param]}, not by params"
+            )
+        if param not in known:
+            raise InvalidInputError(
+                f"{where}: unknown parameter {param!r}; its parameters are: "
+                f"{', '.join(p for p in sorted(known) if p not in PROTOCOL_PARAMS)}"
+            )
+    return dict(table)
+
+
+def _grid(params):
+    """``(names of the grid parameters, params)`` for each point of the grid that the list
+    values span."""
+    gridded = [name for name, value in params.items() if isinstance(value, list)]
+    for values in itertools.product(*(params[name] for name in gridded)):
+        yield gridded, {**params, **dict(zip(gridded, values))}
+
+
+def _swept(params, sweep, known):
+    """One point per value of each swept parameter the model has (the others at ``params``);
+    ``params`` itself when it has none of them."""
+    swept = [name for name in sweep if name in known]
+    if not swept:
+        yield [], params
+    for name in swept:
+        for value in sweep[name]:
+            yield [name], {**params, name: value}
+
+
+def _variant_label(variant, names, point):
+    parts = ([variant] if variant else []) + [f"{name}={point[name]}" for name in names]
+    return ",".join(parts)  # "" for the model as its params set it
+
+
+def _validate(name, params, where):
+    """Check the values now, so that a typo fails once instead of in every job."""
+    model = make_model(name, **params)
+    try:
+        model._validate_params()
+    except InvalidParameterError as exc:
+        raise InvalidInputError(f"{where}: {exc}") from None

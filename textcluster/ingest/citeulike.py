@@ -1,0 +1,352 @@
+"""CiteULike: articles bookmarked and tagged by users (Hao Wang's citeulike-a / citeulike-t).
+
+Files (``.dat`` or ``.dat.gz``, ids 0-based; a list line is ``<count> <id> <id> ...``):
+
+``users.dat``      one line per user: the articles in the user's library
+``tag-item.dat``   citeulike-t, one line per tag: the articles carrying it
+``item-tag.dat``   citeulike-a, one line per article: its tags
+``tags.dat``       one tag name per line
+``citations.dat``  one line per article: the articles it is linked to by citation
+``mult.dat``       one line per article: ``<count> <term>:<frequency> ...`` (the abstract's words)
+``vocabulary.dat`` one word per line (the terms of ``mult.dat``)
+
+The corpus has no class labels. Views (chosen as ``citeulike-t:<view>``):
+
+``tags``     article × tag 0/1 matrix; vocabulary: the tag names
+``users``    article × user 0/1 matrix; vocabulary: ``user <line number in users.dat>``
+``terms``    article × word counts from ``mult.dat`` (citeulike-t; citeulike-a only where its
+             ``mult.dat`` has been added); vocabulary: ``vocabulary.dat``
+``combined`` the article–user and article–tag vectors joined as in Xiong et al., *Document
+             clustering with an augmented NMF model* (paper 002, §5.2):
+             ``[w · A_user | (1 − w) · A_tag]``, each block first weighted like a single view
+             (``(1 + ln tf) · ln(N / df)``, which on 0/1 data is the idf) and scaled to unit
+             rows, ``w = combined_weight``. The paper calls it a "linear combination of the
+             article-user vectors and article-tag vectors"; as the two live in different
+             spaces, the combination is this weighted concatenation. Its rows are already
+             weighted (``metadata["weighted"]``).
+
+Selection (paper 002, §5.1: "we excluded the articles, users and tags with less than four
+bookmarks"): users and tags with fewer than ``min_count`` articles and articles with fewer than
+``min_count`` users are dropped, **repeatedly until nothing changes** (dropping a user can take
+an article below the threshold, and so on). So that every view holds the same articles (and
+their clusterings can be compared), an article must also keep at least one tag and, where
+``mult.dat`` is present, have at least one word. The counts before and after are in
+``metadata["selection"]``.
+
+``corpus.graph`` is the citation graph of the kept articles: symmetric, 0/1, no self loops
+(``textcluster run ... --set graph=citations`` regularizes with it instead of the kNN graph).
+"""
+
+import gzip
+import re
+import zlib
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..corpus import Corpus
+from ..text.tfidf import tfidf
+from ._paths import find_corpus_dir
+
+SOURCES = {
+    "citeulike-a": "https://github.com/js05212/citeulike-a",
+    "citeulike-t": "https://github.com/js05212/citeulike-t",
+}
+VIEWS = ("tags", "users", "terms", "combined")
+FEATURES = {"tags": "tags", "users": "users", "terms": "terms", "combined": "users and tags"}
+# The file listing tags and whether its lines are articles (else tags).
+TAG_FILES = {"citeulike-a": ("item-tag.dat", True), "citeulike-t": ("tag-item.dat", False)}
+
+
+def load_citeulike_t(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+    """citeulike-t (Wang, Chen & Li 2013: 25,975 articles, 7,947 users, 52,946 tags); see the
+    module docstring for the views, the selection and the citation graph."""
+    return load_citeulike("citeulike-t", data_dir, view, min_count, combined_weight)
+
+
+def load_citeulike_a(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+    """citeulike-a (Wang & Blei 2011: 16,980 articles, 5,551 users, 46,391 tags); see the
+    module docstring. Its ``terms`` view needs ``mult.dat``, which not every copy has."""
+    return load_citeulike("citeulike-a", data_dir, view, min_count, combined_weight)
+
+
+load_citeulike_t.views = VIEWS
+load_citeulike_a.views = VIEWS
+
+
+def load_citeulike(variant, data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+    """One view of ``<data_dir>/citeulike/<variant>/`` (``variant``: citeulike-a or -t)."""
+    _check_options(view, min_count, combined_weight)
+    tag_file, _ = TAG_FILES[variant]
+    folder = find_corpus_dir(
+        f"citeulike/{variant}", [f"{name}*" for name in ("users.dat", tag_file, "tags.dat",
+                                                          "citations.dat")],
+        data_dir, source=SOURCES[variant])
+    data = _read_all(folder, variant, with_terms=_has(folder, "mult.dat"))
+    if view == "terms" and data["terms"] is None:
+        raise DataNotFoundError(
+            f"the terms view of {variant} needs mult.dat and vocabulary.dat (the articles' "
+            f"words), which are not in {folder}; get them from {SOURCES[variant]}, or use the "
+            f"tags, users or combined view"
+        )
+    articles, users, tags, rounds = select(data["users"], data["tags"], min_count,
+                                           _has_words(data["terms"]))
+    return _corpus(variant, view, data, (articles, users, tags), {
+        "min_count": min_count, "rounds": rounds,
+        "articles": [int(data["users"].shape[0]), int(articles.size)],
+        "users": [int(data["users"].shape[1]), int(users.size)],
+        "tags": [int(data["tags"].shape[1]), int(tags.size)],
+    }, combined_weight)
+
+
+def _check_options(view, min_count, combined_weight):
+    if view not in VIEWS:
+        raise InvalidInputError(f"unknown CiteULike view {view!r}; views: {', '.join(VIEWS)}")
+    if isinstance(min_count, bool) or not isinstance(min_count, Integral) or min_count < 1:
+        raise InvalidInputError(f"min_count must be a whole number ≥ 1, got {min_count!r}")
+    if (isinstance(combined_weight, bool) or not isinstance(combined_weight, Real)
+            or not 0 <= combined_weight <= 1):
+        raise InvalidInputError(
+            f"combined_weight must be a number between 0 and 1 (the users' share), got "
+            f"{combined_weight!r}"
+        )
+
+
+# -- selection -------------------------------------------------------------------------------
+
+
+def select(article_user, article_tag, min_count, has_words=None):
+    """Kept ``(articles, users, tags)`` positions and the number of rounds until stable.
+
+    Users and tags need ``min_count`` kept articles; articles need ``min_count`` kept users, one
+    kept tag and (``has_words``, when given) a word.
+    """
+    article_user, article_tag = sp.csc_matrix(article_user), sp.csc_matrix(article_tag)
+    articles = np.ones(article_user.shape[0], dtype=bool)
+    if has_words is not None:
+        articles &= has_words
+    users = np.ones(article_user.shape[1], dtype=bool)
+    tags = np.ones(article_tag.shape[1], dtype=bool)
+    rounds = 0
+    while True:
+        rounds += 1
+        users_now = users & (_column_counts(article_user, articles) >= min_count)
+        tags_now = tags & (_column_counts(article_tag, articles) >= min_count)
+        articles_now = (articles & (_row_counts(article_user, users_now) >= min_count)
+                        & (_row_counts(article_tag, tags_now) >= 1))
+        if (articles_now == articles).all() and (users_now == users).all() \
+                and (tags_now == tags).all():
+            break
+        articles, users, tags = articles_now, users_now, tags_now
+    if not articles.any():
+        raise InvalidInputError(
+            f"no article has {min_count} users and a tag shared by {min_count} articles; "
+            f"lower min_count"
+        )
+    return np.flatnonzero(articles), np.flatnonzero(users), np.flatnonzero(tags), rounds
+
+
+def _column_counts(matrix, rows):
+    return np.asarray(matrix.T @ rows.astype(np.float64)).ravel()
+
+
+def _row_counts(matrix, columns):
+    return np.asarray(matrix @ columns.astype(np.float64)).ravel()
+
+
+def _has_words(terms):
+    return None if terms is None else np.diff(terms[0].indptr) > 0
+
+
+# -- the corpus ------------------------------------------------------------------------------
+
+
+def _corpus(variant, view, data, kept, selection, combined_weight):
+    articles = kept[0]
+    matrix, vocabulary = _view(view, data, kept, combined_weight)
+    graph = data["citations"][articles][:, articles]
+    return Corpus(
+        name=f"{variant}:{view}",
+        ids=articles.astype(str),
+        matrix=matrix,
+        vocabulary=vocabulary,
+        graph=graph,
+        metadata={
+            "source": str(data["folder"]), "view": view, "features": FEATURES[view],
+            "selection": selection, "weighted": view == "combined",
+            "combined_weight": combined_weight if view == "combined" else None,
+            "graph": "citations", "citation_links": int(graph.nnz // 2),
+        },
+    )
+
+
+def _view(view, data, kept, combined_weight):
+    """The documents × features matrix of one view and its vocabulary."""
+    articles, users, tags = kept
+    user_block = data["users"][articles][:, users]
+    tag_block = data["tags"][articles][:, tags]
+    user_names = np.array([f"user {u}" for u in users])
+    tag_names = data["tag_names"][tags]
+    if view == "users":
+        return user_block, user_names
+    if view == "tags":
+        return tag_block, tag_names
+    if view == "terms":
+        counts, words = data["terms"]
+        return counts[articles], words
+    matrix = sp.hstack([combined_weight * _unit_tfidf(user_block),
+                        (1 - combined_weight) * _unit_tfidf(tag_block)], format="csr")
+    return matrix, np.concatenate([user_names, tag_names])
+
+
+def _unit_tfidf(block):
+    return tfidf(block, weighting="cai", normalize=True, drop_empty_terms=False)[0]
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def _read_all(folder, variant, with_terms):
+    """Every matrix of the folder, over all articles (rows of ``citations.dat``)."""
+    tag_file, lines_are_articles = TAG_FILES[variant]
+    citations = read_lists(_path(folder, "citations.dat"))
+    n_articles = len(citations)
+    tag_names = read_names(_path(folder, "tags.dat"))
+    users = read_lists(_path(folder, "users.dat"))
+    tag_lists = read_lists(_path(folder, tag_file))
+    if lines_are_articles:
+        article_tag = incidence(tag_lists, len(tag_names), _path(folder, tag_file))
+        _check_rows(article_tag, n_articles, _path(folder, tag_file), "articles")
+    else:
+        article_tag = incidence(tag_lists, n_articles, _path(folder, tag_file)).T.tocsr()
+        _check_rows(article_tag.T, len(tag_names), _path(folder, tag_file), "tags")
+    return {
+        "folder": folder,
+        "users": incidence(users, n_articles, _path(folder, "users.dat")).T.tocsr(),
+        "tags": article_tag,
+        "tag_names": tag_names,
+        "citations": citation_graph(citations, _path(folder, "citations.dat")),
+        "terms": _read_terms(folder, n_articles) if with_terms else None,
+    }
+
+
+def _read_terms(folder, n_articles):
+    words = read_names(_path(folder, "vocabulary.dat"))
+    path = _path(folder, "mult.dat")
+    counts = read_counts(path, len(words))
+    _check_rows(counts, n_articles, path, "articles")
+    return counts, words
+
+
+def _check_rows(matrix, expected, path, what):
+    if matrix.shape[0] != expected:
+        raise CorpusFormatError(
+            f"{path} has {matrix.shape[0]} lines but the corpus has {expected} {what}; the "
+            f"files do not belong together (re-download the folder)"
+        )
+
+
+def _has(folder, name):
+    return any((folder / candidate).is_file() for candidate in (name, name + ".gz"))
+
+
+def _path(folder, name):
+    """``folder/name``, else ``folder/name.gz``."""
+    for candidate in (folder / name, folder / (name + ".gz")):
+        if candidate.is_file():
+            return candidate
+    raise DataNotFoundError(f"{folder} has no {name} or {name}.gz")
+
+
+def _lines(path):
+    """The lines of a (gzip-compressed) text file, decoded as UTF-8 or else Latin-1."""
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CorpusFormatError(
+            f"{path} is not a readable gzip file ({exc}); it is probably truncated or corrupt: "
+            f"re-download it"
+        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.splitlines()
+
+
+def read_names(path):
+    """One name per line (tags.dat, vocabulary.dat)."""
+    return np.array([line.strip() for line in _lines(path)], dtype=object).astype(str)
+
+
+def read_lists(path):
+    """``<count> <id> <id> ...`` lines as a list of integer arrays (a blank line is empty)."""
+    lists = []
+    for number, line in enumerate(_lines(path), start=1):
+        if not _LIST_LINE.fullmatch(line):
+            raise _bad_line(path, number, line, "is not '<count> <id> <id> ...' with whole "
+                            "numbers ≥ 0")
+        values = list(map(int, line.split()))
+        if values and values[0] != len(values) - 1:
+            raise _bad_line(path, number, line, f"starts with the count {values[0]} but lists "
+                            f"{len(values) - 1} ids")
+        lists.append(np.array(values[1:], dtype=np.int64))
+    return lists
+
+
+def read_counts(path, n_terms):
+    """``mult.dat``: ``<count> <term>:<frequency> ...`` lines as a sparse count matrix."""
+    lines = _lines(path)
+    rows, terms, counts = [], [], []
+    for number, line in enumerate(lines, start=1):
+        values = list(map(int, line.replace(":", " ").split())) \
+            if _MULT_LINE.fullmatch(line) else None
+        if values is None or (values and values[0] != (len(values) - 1) // 2):
+            raise _bad_line(path, number, line, _MULT_FORMAT)
+        rows += [number - 1] * (len(values) // 2)
+        terms += values[1::2]
+        counts += values[2::2]
+    terms = np.array(terms, dtype=np.int64)
+    if terms.size and terms.max() >= n_terms:
+        row = rows[int(np.argmax(terms >= n_terms))]
+        raise _bad_line(path, row + 1, lines[row], f"names term {int(terms.max())}, but "
+                        f"vocabulary.dat has {n_terms} words (terms 0..{n_terms - 1})")
+    return sp.csr_matrix((np.array(counts, dtype=np.float64), (rows, terms)),
+                         shape=(len(lines), n_terms))
+
+
+_LIST_LINE = re.compile(r"\s*(?:\d+(?:\s+\d+)*)?\s*")
+_MULT_LINE = re.compile(r"\s*(?:\d+(?:\s+\d+:\d+)*)?\s*")
+_MULT_FORMAT = "is not '<count> <term>:<frequency> ...' with whole numbers ≥ 0"
+
+
+def incidence(lists, n_columns, path):
+    """0/1 matrix with a row per list and a 1 in the columns it names."""
+    rows = np.repeat(np.arange(len(lists)), [len(ids) for ids in lists])
+    columns = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int64)
+    if columns.size and columns.max() >= n_columns:
+        row = int(rows[np.argmax(columns >= n_columns)])
+        raise _bad_line(path, row + 1, None,
+                        f"names id {int(columns.max())}, but there are only {n_columns} ids "
+                        f"(0..{n_columns - 1})")
+    matrix = sp.csr_matrix((np.ones(columns.size), (rows, columns)),
+                           shape=(len(lists), n_columns))
+    matrix.data[:] = 1.0  # an id listed twice counts once
+    return matrix
+
+
+def citation_graph(lists, path):
+    """Symmetric 0/1 article graph from ``citations.dat``, without self loops."""
+    links = incidence(lists, len(lists), path)
+    graph = links.maximum(links.T).tocoo()
+    off_diagonal = graph.row != graph.col
+    return sp.csr_matrix((graph.data[off_diagonal],
+                          (graph.row[off_diagonal], graph.col[off_diagonal])),
+                         shape=graph.shape)
+
+
+def _bad_line(path, number, line, reason):
+    shown = "" if line is None else f" ({line[:60]!r}{'...' if len(line) > 60 else ''})"
+    return CorpusFormatError(f"{path}, line {number}{shown}: {reason}; re-download the file")

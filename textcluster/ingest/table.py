@@ -1,0 +1,242 @@
+"""The user's own documents as a table: CSV, TSV, JSON Lines, JSON or Parquet (via pandas),
+or a Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
+
+One row per document: a text column (``text_column``, default ``"text"``), an optional label
+column and an optional id column. ``label_column="auto"`` (the default) uses a column named
+``label`` when there is one; ``None`` or ``"none"`` reads no labels; any other name must exist.
+``id_column="auto"`` uses a column named ``id`` when there is one, else the row number.
+
+Text files are read as UTF-8 (a byte-order mark is allowed); a file that is not valid UTF-8 is
+read as Latin-1 instead (every byte maps to a character) and ``metadata["latin1_fallback"]``
+is true. Missing texts become empty documents (which the run then reports, or drops with
+``empty_documents=drop``); a missing label is an error.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..corpus import Corpus
+
+# File-name endings → format; compressed files (.gz, .bz2, .zip, .xz, .zst) are read by pandas.
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
+           ".parquet": "parquet", ".pq": "parquet"}
+COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst")
+HF_PREFIX = "hf:"
+
+
+def table_format(path):
+    """The format of ``path`` from its name (``data.csv.gz`` → ``"csv"``), or ``None``."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    return FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def load_table(path, text_column="text", label_column="auto", id_column="auto",
+               min_class_size=None, top=None):
+    """Load the documents of one table file (see the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"table file {path} does not exist or is not a file")
+    fmt = table_format(path)
+    if fmt is None:
+        raise InvalidInputError(
+            f"cannot tell the format of {path}; name it *.csv, *.tsv, *.jsonl, *.json or "
+            f"*.parquet"
+        )
+    frame, fallback = _read_frame(path, fmt)
+    corpus = frame_corpus(frame, _table_name(path), f"{path}", text_column, label_column,
+                          id_column)
+    corpus.metadata.update(source=str(path), format=fmt, latin1_fallback=fallback)
+    return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+def _table_name(path):
+    """``news.csv.gz`` → ``news``."""
+    name, suffixes = path.name, path.suffixes
+    if suffixes and suffixes[-1].lower() in COMPRESSIONS:
+        name, suffixes = name[: -len(suffixes[-1])], suffixes[:-1]
+    if suffixes and suffixes[-1].lower() in FORMATS:
+        name = name[: -len(suffixes[-1])]
+    return name or path.name
+
+
+def load_hf(name, split="train", config=None, data_files=None,
+            text_column="text", label_column="auto", id_column="auto", cache_dir=None,
+            min_class_size=None, top=None):
+    """A Hugging Face dataset: ``datasets.load_dataset(name, config, split=split,
+    data_files=data_files)``. ``name`` is a Hub id (``"ag_news"``) or a packaged builder for
+    local files (``"csv"``, ``"json"``, ``"parquet"``, ``"text"``) with ``data_files``. Integer
+    labels of a ``ClassLabel`` column become their class names."""
+    import datasets
+
+    dataset = _hf_dataset(datasets, name, config, split, data_files, cache_dir)
+    where = f"Hugging Face dataset {name!r} (split {split!r})"
+    columns = [c for c in (text_column, _maybe(label_column), _maybe(id_column))
+               if c and c != "auto"]
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise _missing_column(missing[0], dataset.column_names, where)
+    keep = [c for c in dataset.column_names
+            if c in columns or c in ("label", "id")]
+    frame = dataset.select_columns(keep).to_pandas()
+    _class_names(dataset, frame)
+    corpus = frame_corpus(frame, name, where, text_column, label_column, id_column)
+    corpus.metadata.update(source=f"{HF_PREFIX}{name}", split=split, config=config,
+                           data_files=data_files, latin1_fallback=False)
+    return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+def _maybe(column):
+    return None if column in (None, "none") else column
+
+
+def _hf_dataset(datasets, name, config, split, data_files, cache_dir):
+    try:
+        return datasets.load_dataset(name, config, split=split, data_files=data_files,
+                                     cache_dir=cache_dir)
+    except FileNotFoundError as exc:  # DatasetNotFoundError is one too
+        raise DataNotFoundError(
+            f"Hugging Face dataset {name!r} not found ({exc}); check the name (and the "
+            f"network) or give local files with --set data_files=PATH"
+        ) from None
+    except ConnectionError as exc:
+        raise DataNotFoundError(
+            f"Hugging Face dataset {name!r} could not be downloaded ({exc})"
+        ) from None
+    except ValueError as exc:  # e.g. an unknown split or config
+        raise InvalidInputError(f"Hugging Face dataset {name!r}: {exc}") from None
+    except datasets.exceptions.DatasetGenerationError as exc:
+        raise CorpusFormatError(
+            f"Hugging Face dataset {name!r} could not be read: {exc.__cause__ or exc}"
+        ) from None
+
+
+def _class_names(dataset, frame):
+    """Replace ``ClassLabel`` integers by their names, in place."""
+    import datasets
+
+    for column in frame.columns:
+        feature = dataset.features.get(column)
+        if isinstance(feature, datasets.ClassLabel):
+            frame[column] = [feature.int2str(int(v)) for v in frame[column]]
+
+
+# -- reading files ---------------------------------------------------------------------------
+
+
+def _read_frame(path, fmt):
+    """``(DataFrame, used_latin1)``; parse errors name the file."""
+    if fmt == "parquet":
+        return _parse(path, lambda: pd.read_parquet(path)), False
+    try:
+        return _parse(path, lambda: _read_text_table(path, fmt, "utf-8-sig")), False
+    except UnicodeDecodeError:
+        return _parse(path, lambda: _read_text_table(path, fmt, "latin-1")), True
+
+
+def _read_text_table(path, fmt, encoding):
+    if fmt in ("csv", "tsv"):
+        return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=str,
+                           keep_default_na=False, na_values=[""], encoding=encoding)
+    if fmt == "jsonl":
+        return pd.read_json(path, lines=True, dtype=False, encoding=encoding)
+    try:  # a JSON array of records, else JSON Lines under a .json name
+        return pd.read_json(path, dtype=False, encoding=encoding)
+    except ValueError:
+        return pd.read_json(path, lines=True, dtype=False, encoding=encoding)
+
+
+def _parse(path, read):
+    try:
+        return read()
+    except UnicodeDecodeError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise CorpusFormatError(f"{path} is empty: no header and no rows") from None
+    except (ValueError, pd.errors.ParserError, OSError, EOFError, NotImplementedError) as exc:
+        # pyarrow's errors for a damaged Parquet file derive from these too
+        raise CorpusFormatError(
+            f"{path} could not be read as {table_format(path)} ({type(exc).__name__}: "
+            f"{str(exc).strip()[:300]})"
+        ) from None
+
+
+# -- from a table to a corpus ----------------------------------------------------------------
+
+
+def frame_corpus(frame, name, where, text_column="text", label_column="auto", id_column="auto"):
+    """A text corpus from a DataFrame; ``where`` names the source in error messages."""
+    columns = [str(c) for c in frame.columns]
+    if text_column not in columns:
+        raise _missing_column(text_column, columns, where)
+    if len(frame) == 0:
+        raise CorpusFormatError(f"{where} has no rows")
+    labels = _labels(frame, _column(label_column, "label", columns, where), where)
+    return Corpus(
+        name=name,
+        ids=_ids(frame, _column(id_column, "id", columns, where), where),
+        labels=labels,
+        texts=[_text(v) for v in frame[text_column]],
+        metadata={"text_column": text_column},
+    )
+
+
+def _column(choice, default, columns, where):
+    """The column name to use for an optional column, or ``None``."""
+    if choice is None or choice == "none":
+        return None
+    if choice == "auto":
+        return default if default in columns else None
+    if choice not in columns:
+        raise _missing_column(choice, columns, where)
+    return choice
+
+
+def _missing_column(column, columns, where):
+    return InvalidInputError(
+        f"{where} has no column {column!r}; its columns are: {', '.join(map(str, columns))}. "
+        f"Name the right one with --set text_column=... (label_column, id_column likewise)"
+    )
+
+
+def _text(value):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _labels(frame, column, where):
+    if column is None:
+        return None
+    values = frame[column]
+    missing = np.flatnonzero(values.isna().to_numpy())
+    if missing.size:
+        raise CorpusFormatError(
+            f"{where}: {missing.size} row(s) have no {column!r} (rows {_rows(missing)}); fill "
+            f"them in, or pass --set label_column=none to cluster without labels"
+        )
+    return [_text(v) for v in values]
+
+
+def _ids(frame, column, where):
+    if column is None:
+        return np.arange(len(frame)).astype(str)
+    ids = pd.Series([_text(v) for v in frame[column]])
+    repeated = ids[ids.duplicated(keep=False)]
+    if len(repeated):
+        raise CorpusFormatError(
+            f"{where}: the ids in {column!r} are not unique ({repeated.iloc[0]!r} occurs "
+            f"{int((ids == repeated.iloc[0]).sum())} times); pass --set id_column=none to "
+            f"number the rows instead"
+        )
+    return ids.to_numpy()
+
+
+def _rows(positions):
+    """Row numbers as the user counts them (1 = first data row), at most five."""
+    shown = ", ".join(str(int(p) + 1) for p in positions[:5])
+    return shown + (" …" if len(positions) > 5 else "")

@@ -1,0 +1,128 @@
+"""The dense document kernel ``K = X Xᵀ`` shared by concept factorization and convex NMF.
+
+These models write the basis as a combination of the documents (``U = Xᵀ A``), so every update
+and the objective need only ``K = X Xᵀ`` (n × n, documents × documents) times thin n × k
+matrices. ``K`` is dense whatever the sparsity of ``X``: memory O(n²), checked with
+:func:`~textcluster.models._memory.require_memory` before it is allocated. It is computed one
+block of rows at a time from sparse ``X`` (no dense n × m matrix), in ``X``'s precision, and
+multiplied by the factors in row blocks spread over threads.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._threads import n_threads, thread_pool
+from ._base import EPS, check_custom_factor
+from ._linalg import SparseOperator
+from ._memory import dense_bytes, require_memory
+
+# entries (rows × n) of one block of sparse X Xᵀ before it is written into K
+_BLOCK_BUDGET = 2**23
+
+KERNEL_ADVICE = (
+    "Models with a document kernel (cf, lccf, grscf, convex-nmf) keep n × n numbers; for a "
+    "corpus this large use nmf or gnmf (memory O(nnz + (n + m)k)), or cluster a subset of the "
+    "documents."
+)
+
+
+class DenseKernel:
+    """``K`` (n × n, dense) with ``K @ B`` in row blocks over threads and its trace."""
+
+    def __init__(self, K, threads=None):
+        self.K = K
+        self.shape = K.shape
+        self.dtype = K.dtype
+        parts = threads or n_threads()
+        cuts = np.linspace(0, K.shape[0], min(parts, max(K.shape[0] // 64, 1)) + 1).astype(int)
+        self._blocks = list(zip(cuts[:-1], cuts[1:]))
+
+    def dot(self, B):
+        """``K @ B``."""
+        if len(self._blocks) == 1:
+            return self.K @ B
+        out = np.empty((self.shape[0], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
+
+        def work(block):
+            start, stop = block
+            np.matmul(self.K[start:stop], B, out=out[start:stop])
+
+        list(thread_pool(len(self._blocks)).map(work, self._blocks))
+        return out
+
+    def trace(self):
+        """``tr K = ‖X‖²_F``, accumulated in float64."""
+        return float(np.trace(self.K, dtype=np.float64))
+
+
+def linear_kernel(X, owner):
+    """``K = X Xᵀ`` as a dense n × n array of ``X``'s dtype (sparse ``X`` stays sparse).
+
+    Raises :class:`~textcluster.models._memory.InsufficientMemoryError` before allocating when
+    ``K`` would not fit; ``owner`` names the model in that message.
+    """
+    n = X.shape[0]
+    dtype = np.dtype(X.dtype)
+    require_memory(dense_bytes(n, n, dtype.itemsize),
+                   f"The {n * n:,} entries of {owner}'s dense {n:,} × {n:,} {dtype.name} "
+                   "document kernel X Xᵀ",
+                   KERNEL_ADVICE)
+    K = np.empty((n, n), dtype=dtype)
+    if not sp.issparse(X):
+        return np.matmul(X, X.T, out=K)
+    X = sp.csr_matrix(X)
+    XT = X.T.tocsr()
+    rows = max(1, _BLOCK_BUDGET // max(n, 1))
+
+    def block(start):
+        stop = min(start + rows, n)
+        K[start:stop] = (X[start:stop] @ XT).toarray()
+
+    list(thread_pool(min(2, n_threads())).map(block, range(0, n, rows)))
+    return K
+
+
+# -- the math shared by the kernel models --------------------------------------------------
+def kernel_fit_error(K_trace, V, KA, AtKA):
+    """``‖X − V Aᵀ X‖²_F = tr K − 2 tr(Vᵀ K A) + tr(AᵀKA VᵀV)``, accumulated in float64."""
+    cross = np.einsum("ij,ij->", V, KA, dtype=np.float64)
+    gram = np.einsum("ij,ij->", AtKA, V.T @ V, dtype=np.float64)
+    return max(K_trace - 2.0 * cross + gram, 0.0)
+
+
+def normalize_concepts(A, V, KA):
+    """Scale each concept ``Xᵀ a_k`` to unit L2 norm (``a_kᵀ K a_k = 1``); ``V`` absorbs the
+    scale (Cai's ``NormalizeUV`` with ``NormV = 0``). ``KA`` is rescaled with ``A``."""
+    norms = np.sqrt(np.maximum(np.einsum("ij,ij->j", A, KA), EPS)).astype(A.dtype)
+    A /= norms
+    KA /= norms
+    V *= norms
+
+
+def concepts_for_basis(X, basis):
+    """Concept weights ``A`` (n × k) for an initial basis (k × m): each concept starts as the
+    documents weighted by their similarity to that basis vector, ``A = X basisᵀ``, scaled so
+    that ``‖Xᵀ a_k‖`` equals the basis vector's norm."""
+    basis_t = np.ascontiguousarray(basis.T)
+    A = np.asarray(X @ basis_t)
+    concept_norms = np.linalg.norm(np.asarray(X.T @ A), axis=0)
+    A *= (np.linalg.norm(basis_t, axis=0) / np.maximum(concept_norms, EPS)).astype(A.dtype)
+    return A
+
+
+def custom_concept_start(ctx, W, H, k):
+    """``(V, A)`` from the caller's ``W`` (n × k document factor) and ``H`` (k × m basis)."""
+    n, m = ctx["X"].shape
+    V = check_custom_factor("W", W, (n, k), ctx["dtype"])
+    basis = check_custom_factor("H", H, (k, m), ctx["dtype"])
+    return V, concepts_for_basis(ctx["X"], basis)
+
+
+def solve_documents(X, U, n_iter, update):
+    """Document factor of the rows of ``X`` for a fixed basis ``U`` (m × k): ``n_iter`` Lee–Seung
+    V-updates (``update``) from a fixed uniform start."""
+    V = np.random.default_rng(0).uniform(size=(X.shape[0], U.shape[1])).astype(X.dtype)
+    XU, UtU = SparseOperator(X).dot(U), U.T @ U
+    for _ in range(n_iter):
+        update(V, XU, UtU)
+    return V

@@ -1,0 +1,166 @@
+"""Convex NMF and cluster-NMF (Ding, Li & Jordan, TPAMI 2010; paper 000 eqs. 7–8).
+
+Both restrict the basis to combinations of the documents, like concept factorization. In the
+documents × terms orientation of :mod:`textcluster.models._base` (the papers write Xᵀ):
+
+* convex NMF  ``X ≈ G Wᵀ X``: ``G`` (n × k) the document factor, ``W`` (n × k) the convex
+  weights of the centroids ``Xᵀ W`` (``components_ = Wᵀ X``);
+* cluster-NMF ``X ≈ H Hᵀ X`` (paper 000 eq. 8): one factor ``H`` (n × k) gives both the
+  cluster indicators and the centroids ``Xᵀ H``.
+
+Everything is written with the kernel ``K = X Xᵀ`` (n × n, dense): memory O(n²), see
+:mod:`textcluster.models._kernel`.
+"""
+
+import numpy as np
+from sklearn.utils._param_validation import StrOptions
+
+from ._base import EPS, FactorizationModel, check_custom_factor
+from ._kernel import (
+    DenseKernel,
+    custom_concept_start,
+    kernel_fit_error,
+    linear_kernel,
+    normalize_concepts,
+    solve_documents,
+)
+from .nmf import update_documents
+
+
+# -- the math: small pure functions -------------------------------------------------------
+def update_convex_documents(G, KW, WtKW):
+    """``G ← G ⊙ sqrt(KW / (G WᵀKW))`` (Ding, Li & Jordan 2010, with ``K⁻ = 0``)."""
+    denominator = G @ WtKW
+    np.maximum(denominator, EPS, out=denominator)
+    G *= np.sqrt(np.divide(KW, denominator, out=denominator))
+
+
+def update_convex_weights(W, KW, KG, G):
+    """``W ← W ⊙ sqrt(KG / (KW GᵀG))`` (Ding, Li & Jordan 2010, with ``K⁻ = 0``).
+
+    ``KG`` is overwritten."""
+    denominator = KW @ (G.T @ G)
+    np.maximum(denominator, EPS, out=denominator)
+    W *= np.sqrt(np.divide(KG, denominator, out=KG))
+
+
+def update_cluster_indicators(H, KH):
+    """``H ← H ⊙ (2KH / (KH HᵀH + H HᵀKH))^{1/3}`` for ``min ‖X − H Hᵀ X‖²``.
+
+    Derived (majorization): ``−2 tr(HᵀKH)`` is concave (K is positive semi-definite), so its
+    tangent bounds it from above; the quartic ``tr(HᵀKH HᵀH)`` has non-negative coefficients,
+    so ``Σ ∂_ik · H̃_ik (H_ik/H̃_ik)⁴ / 4`` bounds it. The minimizer of the bound is this update,
+    hence the objective never increases.
+    """
+    denominator = KH @ (H.T @ H) + H @ (H.T @ KH)
+    np.maximum(denominator, EPS, out=denominator)
+    H *= np.cbrt(np.divide(2.0 * KH, denominator, out=denominator))
+
+
+def fit_indicator_scale(H, KH):
+    """Scale ``H`` by the scalar ``α`` that minimizes ``‖X − α² H Hᵀ X‖²`` (``KH`` too)."""
+    HtKH = H.T @ KH
+    quadratic = np.einsum("ij,ij->", HtKH, H.T @ H, dtype=np.float64)
+    beta = max(float(np.trace(HtKH, dtype=np.float64)), 0.0) / max(quadratic, EPS)
+    alpha = np.sqrt(beta) if beta > 0 else 1.0
+    H *= H.dtype.type(alpha)
+    KH *= KH.dtype.type(alpha)
+
+
+# -- the estimator ------------------------------------------------------------------------
+class ConvexNMF(FactorizationModel):
+    """Convex NMF ``min ‖X − G Wᵀ X‖²_F`` or cluster-NMF ``min ‖X − H Hᵀ X‖²_F`` (``≥ 0``).
+
+    Ding, Li & Jordan, "Convex and semi-nonnegative matrix factorizations", TPAMI 32(1), 2010;
+    paper 000 eqs. 7–8 (used there as a baseline). ``variant="convex"`` (default) fits ``G``
+    and ``W`` with Ding et al.'s multiplicative updates for convex NMF: with non-negative
+    data ``K = X Xᵀ`` has no negative part, and they read
+    ``G ← G ⊙ sqrt(KW / (G WᵀKW))``, ``W ← W ⊙ sqrt(KG / (KW GᵀG))``. ``variant="cluster"``
+    fits the single factor ``H`` with ``H ← H ⊙ (2KH / (KH HᵀH + H HᵀKH))^{1/3}``; this rule
+    is derived from the objective (see :func:`update_cluster_indicators`), not taken from a
+    printed formula. Both never increase the objective (checked numerically by the tests).
+
+    Start: uniform random factors; for cluster-NMF ``H`` is then scaled to the best scalar
+    fit (the objective is not scale invariant in ``H``). At the end the convex variant scales
+    each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the scale. Clusters: k-means on the
+    document factor (``G`` or ``H``).
+
+    Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit); time per
+    iteration O(n²k).
+
+    Parameters: those of :class:`~textcluster.models._base.FactorizationModel` plus
+    ``variant`` ("convex" | "cluster"). ``init="custom"``: ``W`` (n × k) is the initial
+    document factor (``G``, or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is
+    an initial basis from which the centroid weights start as the documents weighted by their
+    similarity to it (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not
+    use ``H``.
+
+    Attributes: ``components_`` (k × m, the centroids ``Wᵀ X`` or ``Hᵀ X``),
+    ``concept_weights_`` (n × k, ``W`` or ``H``), ``labels_``, ``objective_history_``,
+    ``n_iter_``.
+    """
+
+    _parameter_constraints = {
+        **FactorizationModel._parameter_constraints,
+        "variant": [StrOptions({"convex", "cluster"})],
+    }
+
+    def __init__(self, n_components=8, *, variant="convex", max_iter=100, tol=0.0, n_init=10,
+                 init_iter=30, init="random", assign="kmeans", n_assign_init=20,
+                 random_state=None):
+        super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
+                         init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
+        self.variant = variant
+
+    def _prepare(self, X, y, graph):
+        K = DenseKernel(linear_kernel(X, type(self).__name__))
+        return {"X": X, "K": K, "K_trace": K.trace(), "dtype": X.dtype}
+
+    def _random_factors(self, ctx, rng):
+        n, k = ctx["X"].shape[0], self.n_components
+        G = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        if self.variant == "cluster":
+            return self._cluster_start(ctx, G)
+        W = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        return {"G": G, "W": W, "KW": ctx["K"].dot(W)}
+
+    def _custom_factors(self, ctx, W, H):
+        n, k = ctx["X"].shape[0], self.n_components
+        if self.variant == "cluster":
+            return self._cluster_start(ctx, check_custom_factor("W", W, (n, k), ctx["dtype"]))
+        G, weights = custom_concept_start(ctx, W, H, k)
+        return {"G": G, "W": weights, "KW": ctx["K"].dot(weights)}
+
+    def _cluster_start(self, ctx, H):
+        KH = ctx["K"].dot(H)
+        fit_indicator_scale(H, KH)
+        return {"G": H, "W": H, "KW": KH}
+
+    def _objective(self, factors, ctx):
+        W, KW = factors["W"], factors["KW"]
+        return kernel_fit_error(ctx["K_trace"], factors["G"], KW, W.T @ KW)
+
+    def _update(self, factors, ctx):
+        K = ctx["K"]
+        if self.variant == "cluster":
+            update_cluster_indicators(factors["W"], factors["KW"])
+        else:
+            G, W = factors["G"], factors["W"]
+            update_convex_documents(G, factors["KW"], W.T @ factors["KW"])
+            update_convex_weights(W, factors["KW"], K.dot(G), G)
+        factors["KW"] = K.dot(factors["W"])
+        return self._objective(factors, ctx)
+
+    def _finish(self, factors, ctx):
+        G, W = factors["G"], factors["W"]
+        if self.variant == "convex":
+            normalize_concepts(W, G, factors["KW"])
+        self.concept_weights_ = W
+        self.components_ = np.ascontiguousarray(np.asarray(ctx["X"].T @ W).T)
+        return G
+
+    def _transform(self, X):
+        """Document factor of new documents for the fitted centroids (NMF's V-updates)."""
+        return solve_documents(X, self.components_.T.astype(X.dtype), self.max_iter,
+                               update_documents)

@@ -1,0 +1,550 @@
+"""Dual-graph NMF: a kNN graph on the documents *and* one on the terms (ANMF, SODNMF).
+
+Orientation as everywhere in the package: ``X`` is documents × terms (n × m), ``X ≈ V Uᵀ``
+with ``V`` (n × k) the document factor and ``U`` (m × k) the basis. The papers write ``X`` as
+terms × documents; their equations are translated below. The term graph is a kNN graph over
+the columns of ``X`` (the terms' document profiles), built sparse and blockwise by
+:func:`textcluster.graph.knn_graph` on ``Xᵀ``: no dense terms × terms matrix is formed.
+Memory: O(nnz + (n + m)k) plus the two sparse graphs.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .. import graph as graphs
+from .._errors import InvalidInputError
+from ._base import EPS, FactorizationModel, check_custom_factor
+from ._linalg import SparseOperator
+from .nmf import (
+    GNMF,
+    NMF,
+    fit_scale,
+    graph_smoothness,
+    normalize_basis,
+    reconstruction_error,
+    update_documents,
+)
+
+
+# -- graphs ------------------------------------------------------------------------------------
+def term_knn_graph(X, n_neighbors, weighting="binary"):
+    """Symmetric kNN graph (m × m, sparse) over the terms, i.e. over the columns of ``X``.
+
+    Terms that occur in no document (all-zero columns, common after taking a class subset of
+    a corpus) get no edges; the graph is built on the others only. Fewer than two such terms:
+    an empty graph."""
+    X = sp.csr_matrix(X)
+    m = X.shape[1]
+    present = np.flatnonzero(X.getnnz(axis=0) > 0)
+    if present.size < 2:
+        return sp.csr_matrix((m, m), dtype=np.float64)
+    k = min(n_neighbors, present.size - 1)
+    G = graphs.knn_graph(X[:, present].T.tocsr(), n_neighbors=k, weighting=weighting).tocoo()
+    return sp.csr_matrix((G.data, (present[G.row], present[G.col])), shape=(m, m))
+
+
+def check_term_graph(term_graph, m):
+    """A caller's term graph: m × m, symmetric, non-negative (see ``graph.check_graph``)."""
+    try:
+        return graphs.check_graph(term_graph, m)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"term_graph: {error} (the term graph has one row and one "
+                                "column per term, i.e. per column of X)") from None
+
+
+def label_aware_graph(W, labels):
+    """Paper 004 §3.1.2: an edge between two labelled documents gets the graph's largest weight
+    when they share the label and 0 when they do not; other edges keep their weight
+    (``labels``: -1 = unlabelled)."""
+    W = sp.coo_matrix(W)
+    a, b = labels[W.row], labels[W.col]
+    both = (a >= 0) & (b >= 0)
+    largest = W.data.max() if W.nnz else 1.0
+    data = np.where(both, np.where(a == b, largest, 0.0), W.data).astype(W.dtype)
+    G = sp.csr_matrix((data, (W.row, W.col)), shape=W.shape)
+    G.eliminate_zeros()
+    return G
+
+
+def typical_row_norm(X, k):
+    """``√(k / m')``: the norm of a row of an m' × k matrix with unit-norm columns (m' = the
+    terms that occur in X)."""
+    present = np.count_nonzero(np.asarray((X != 0).sum(axis=0)).ravel())
+    return float(np.sqrt(k / max(present, 1)))
+
+
+def degree_scale(degree):
+    """Mean degree over the nodes that have an edge (1 for an edgeless graph)."""
+    connected = degree[degree > 0]
+    return float(connected.mean()) if connected.size else 1.0
+
+
+# -- the L2,1/2 sparsity term (paper 004 eqs. 21, 26-27) ---------------------------------------
+def row_norms(P):
+    return np.sqrt(np.einsum("ij,ij->i", P, P))
+
+
+def l2_half_penalty(P):
+    """``‖P‖_{2,1/2}^{1/2} = Σ_i ‖P_i‖₂^{1/2}`` over the rows (terms) of ``P``."""
+    return float(np.sqrt(row_norms(P)).sum())
+
+
+def l2_half_weights(P):
+    """``q_i = 1 / (4 max(‖P_i‖^{3/2}, ε))`` (eq. 27): ``Σ_i q_i ‖P_i‖²`` + const majorizes
+    ``Σ_i ‖P_i‖^{1/2}`` at the current ``P`` (the power 1/4 of ‖P_i‖² is concave)."""
+    return 1.0 / (4.0 * np.maximum(row_norms(P) ** 1.5, EPS))
+
+
+# -- the label constraint S = C A (paper 004 eqs. 16-17) ---------------------------------------
+def label_slots(labels):
+    """Column of the label constraint matrix ``C`` that each document's row uses.
+
+    ``C = [[D, 0], [0, I]]``: the labelled documents of one class share a column (their class),
+    each unlabelled document has its own. Returns ``(slot, n_slots)``."""
+    labelled = labels >= 0
+    _, class_slot = np.unique(labels[labelled], return_inverse=True)
+    n_classes = int(class_slot.max()) + 1 if class_slot.size else 0
+    slot = np.empty(labels.size, dtype=np.intp)
+    slot[labelled] = class_slot
+    slot[~labelled] = n_classes + np.arange(np.count_nonzero(~labelled))
+    return slot, n_classes + np.count_nonzero(~labelled)
+
+
+def constraint_matrix(slot, n_slots, weights):
+    """``C`` (n × n_slots, one non-zero per row: the document's weight in its slot)."""
+    n = slot.size
+    return sp.csr_matrix((weights, slot, np.arange(n + 1)), shape=(n, n_slots))
+
+
+def update_auxiliary(A, C, numerator_rows, G, shrink_rows):
+    """``A ← A ⊙ Cᵀ(XPR + αWˢS) / (CᵀC A RPᵀPR + (αCᵀDˢC + βCᵀC) A)`` (eq. 33).
+
+    ``numerator_rows`` = ``XPR + αWˢS`` (n × k); ``CᵀC`` and ``CᵀDˢC`` are diagonal because
+    ``C`` has one non-zero per row: ``shrink_rows`` holds ``(cc, α·cdc + β·cc)`` per slot."""
+    cc, shrink = shrink_rows
+    numerator = C.T @ numerator_rows
+    denominator = cc[:, None] * (A @ G) + shrink[:, None] * A
+    np.maximum(denominator, EPS, out=denominator)
+    A *= np.divide(numerator, denominator, out=denominator)
+
+
+def update_label_weights(weights, labelled, A_rows, numerator_rows, S, G, shrink):
+    """Eq. 34 on the labelled entries of ``C``: ``c_i ← c_i · a_i·(XPR + αWˢS)_i /
+    a_i·(S_i RPᵀPR + (α d_i + β) S_i)`` with ``a_i`` the row of ``A`` in document i's slot.
+
+    An unlabelled document's entry multiplies its own row of ``A``, so it stays 1."""
+    rows = np.flatnonzero(labelled)
+    a = A_rows[rows]
+    numerator = np.einsum("ij,ij->i", a, numerator_rows[rows])
+    denominator = np.einsum("ij,ij->i", a, S[rows] @ G + shrink[rows, None] * S[rows])
+    weights[rows] *= numerator / np.maximum(denominator, EPS)
+
+
+def update_scaling(r, S, XP, PtP):
+    """``R ← R ⊙ diag(SᵀXP) / ((SᵀS ⊙ PᵀP) r)`` — eq. 35 on the diagonal of ``R`` (the
+    Lee-Seung step of the quadratic ``‖X − S diag(r) Pᵀ‖²`` in ``r``)."""
+    numerator = np.einsum("ij,ij->j", S, XP)
+    denominator = ((S.T @ S) * PtP) @ r
+    r *= numerator / np.maximum(denominator, EPS)
+
+
+# -- ANMF --------------------------------------------------------------------------------------
+class TermGraphFit:
+    """``fit(X, y, W, H, graph, term_graph)``: a precomputed m × m term graph goes to ``fit``,
+    as scikit-learn takes data-dependent arrays (and the base class the document graph)."""
+
+    def fit(self, X, y=None, W=None, H=None, graph=None, term_graph=None):
+        """Factorize ``X`` and cluster the documents; ``graph`` (n × n) and ``term_graph``
+        (m × m) are precomputed graphs, built from ``X`` when omitted."""
+        self.fit_transform(X, y, W=W, H=H, graph=graph, term_graph=term_graph)
+        return self
+
+    def fit_transform(self, X, y=None, W=None, H=None, graph=None, term_graph=None):
+        """Fit and return the document factor (n × k)."""
+        self._term_graph_input = term_graph
+        try:
+            return super().fit_transform(X, y, W=W, H=H, graph=graph)
+        finally:
+            del self._term_graph_input
+
+
+class ANMF(TermGraphFit, GNMF):
+    """Augmented (dual-graph) NMF (Xiong, Zang, Jiang & Hu; paper 002, eqs. 3, 5-10, 13-14).
+
+    ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V) + μ tr(Uᵀ L̃ U)``, ``U, V ≥ 0``, with ``L = D − W`` the
+    Laplacian of a kNN graph over the documents and ``L̃ = D̃ − W̃`` that of a kNN graph over the
+    terms (paper 002 writes X as data × features with the letters of U and V swapped between
+    its sections; here λ weighs the document graph exactly as in :class:`GNMF` and μ the term
+    graph, so μ = 0 is GNMF and λ = μ = 0 is NMF). Updates (majorization steps, so the
+    objective never increases)::
+
+        U ← U ⊙ (XᵀV + μ W̃ U) / (U VᵀV + μ D̃ U)      (eq. 9, derived)
+        V ← V ⊙ (X U + λ W V) / (V UᵀU + λ D V)      (eq. 10 = GNMF's)
+
+    Eq. 9 is printed with ``μ L̃ U`` in both numerator and denominator, which cancels nothing
+    and is not the KKT step; the rule above follows from the gradient (eq. 5) split into its
+    positive part ``U VᵀV + μ D̃ U`` and negative part ``XᵀV + μ W̃ U``. At the end the basis
+    columns are scaled to unit norm and V absorbs the scale (eqs. 13-14).
+
+    Graphs: the paper's 0/1 weights with p = 7 neighbours on both sides (``n_neighbors``,
+    ``weighting`` for the documents; ``term_neighbors``, ``term_weighting`` for the terms).
+    Precomputed graphs: ``fit(X, graph=W, term_graph=W̃)`` (n × n and m × m, sparse or dense,
+    symmetric, non-negative), as scikit-learn takes data-dependent arrays in ``fit``.
+    Terms that occur in no document get no edges. The fitted graphs are in ``graph_`` and
+    ``term_graph_``.
+
+    Scale. As for GNMF (see its docstring and the README), the multiplicative updates are not
+    scale invariant, so ``scaling`` fixes what λ and μ mean. ``"scale-free"`` (default): the
+    start is GNMF's (basis columns of unit norm, V the least-squares fit of X), λ is divided by
+    the document graph's mean degree and μ is used as ``μ ‖X‖²_F / (k · d̃)`` with d̃ the term
+    graph's mean degree (over terms with an edge). ``‖X‖²/k`` is the fit's curvature in U
+    (``VᵀV``) when ``V Uᵀ`` reproduces X, so the result does not depend on the data's scale, the
+    edge weights or the number of neighbours. In the default graph-dominated regime V fits X
+    far less than that (measured on a Reuters subset: mean diag ``VᵀV`` 0.23 against
+    ``‖X‖²/k`` = 559), so μ = 1 already lets the term graph dominate the U-update; the clusters,
+    read off V, hardly respond to it there (see the README for the measurements). Defaults:
+    λ = 10⁸ (GNMF's), μ = 1 (``DEFAULT_MU``; the middle of the paper's grid).
+    ``"cai"``: Deng Cai's start and λ, μ used as given (the paper's setting; its grid
+    10⁻³…10⁴; default μ = 100 like λ). There U has unit columns while V carries the whole scale
+    (on TDT2 about 3·10⁴ times the least-squares fit), so μ of the paper's grid is negligible
+    against ``VᵀV``.
+
+    ``graph_check`` as in GNMF; a failed check refits without both graphs (plain NMF).
+
+    Parameters: those of :class:`GNMF` (``lam``, ``n_neighbors`` = 7, ``weighting``,
+    ``scaling``, ``graph_check``, ``ncw``, the loop's) plus ``mu`` (μ, None = default),
+    ``term_neighbors`` (7), ``term_weighting`` ("binary" | "heat" | "cosine").
+    ``init="custom"``: ``W`` is the document factor V (n × k), ``H`` the basis Uᵀ (k × m).
+    Memory: O(nnz + (n + m)k + (n + m)·neighbours).
+    """
+
+    _parameter_constraints = {
+        **GNMF._parameter_constraints,
+        "mu": [Interval(Real, 0, None, closed="left"), None],
+        "term_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+    }
+
+    def __init__(self, n_components=8, *, lam=None, mu=None, n_neighbors=7, weighting="binary",
+                 term_neighbors=7, term_weighting="binary", scaling="scale-free",
+                 graph_check=True, ncw=False, max_iter=100, tol=0.0, n_init=10, init_iter=30,
+                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+        super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
+                         scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
+                         tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
+        self.mu = mu
+        self.term_neighbors = term_neighbors
+        self.term_weighting = term_weighting
+
+    def _prepare(self, X, y, graph):
+        ctx = super()._prepare(X, y, graph)
+        m = X.shape[1]
+        if self._term_graph_input is None:
+            Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
+        else:
+            Wt = check_term_graph(self._term_graph_input, m)
+        self._term_graph_input = Wt  # a refit after a failed graph check reuses it
+        Wt = sp.csr_matrix(Wt, dtype=X.dtype)
+        term_degree = np.asarray(Wt.sum(axis=1)).ravel()
+        self.term_graph_ = Wt
+        mu = self._effective_mu(term_degree, ctx["X_norm2"])
+        return {**ctx, "Wt": Wt, "term_degree": term_degree, "mu": mu}
+
+    def _effective_mu(self, term_degree, X_norm2):
+        if getattr(self, "_graph_off", False):
+            return 0.0
+        mu = self.mu if self.mu is not None else DEFAULT_MU[self.scaling]
+        if self.scaling == "scale-free":
+            mu *= X_norm2 / (self.n_components * degree_scale(term_degree))
+        return mu
+
+    def _objective(self, factors, ctx):
+        return super()._objective(factors, ctx) + self._term_graph_term(factors["U"], ctx)
+
+    def _term_graph_term(self, U, ctx):
+        if ctx["mu"] == 0:
+            return 0.0
+        return ctx["mu"] * float(graph_smoothness(U, ctx["Wt"] @ U, ctx["term_degree"]).sum())
+
+    def _update(self, factors, ctx):
+        U, V, X, mu = factors["U"], factors["V"], ctx["X"], ctx["mu"]
+        WtU = ctx["Wt"] @ U if mu else None
+        update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx["term_degree"])  # eq. 9 derived
+        XU, UtU = X.dot(U), U.T @ U
+        update_documents(V, XU, UtU, ctx["lam"], ctx["W"] @ V, ctx["degree"])  # eq. 10
+        error = reconstruction_error(ctx["X_norm2"], V, XU, UtU)
+        return error + self._graph_term(V, ctx) + self._term_graph_term(U, ctx)
+
+
+DEFAULT_MU = {"scale-free": 1.0, "cai": 100.0}
+
+
+# -- SODNMF ------------------------------------------------------------------------------------
+class SODNMF(TermGraphFit, FactorizationModel):
+    """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
+    Jiao, Zhang & Yang, EAAI 2018; paper 004 §3, eqs. 16-35, Table 1).
+
+    In the documents × terms orientation ``X ≈ S R Pᵀ`` with ``P`` (m × k) the term-side
+    coefficient matrix, ``S = C A`` (n × k) the document factor and ``R`` a diagonal scaling
+    matrix (eq. 18). ``C`` is the label constraint matrix (eq. 16): the labelled documents of a
+    class share one row of ``A`` (each with its own weight, the entry of ``C``), every unlabelled
+    document has its own. The objective minimized — the paper's Lagrangian (eq. 25) with the
+    bi-orthogonality multiplier β held fixed, as its updates and its convergence proof do — is
+
+        ‖X − S R Pᵀ‖²_F + α [tr(Pᵀ Lᴾ P) + tr(Sᵀ Lˢ S)] + β (‖P‖²_F + ‖S‖²_F)
+        + θ Σ_i ‖P_i‖₂^{1/2}
+
+    (the constant −2βk of eq. 25 left out). Note what this means: with β fixed the terms
+    ``β tr(PᵀP − I) + β tr(SᵀS − I)`` are a ridge penalty; they shrink P and S but do not force
+    ``PᵀP = I``, ``SᵀS = I``. Lᴾ, Lˢ are the Laplacians of kNN graphs on the terms and on the
+    documents (heat-kernel weights as in the paper); an edge between two labelled documents
+    gets the graph's largest weight if they share the label and 0 if not (§3.1.2).
+
+    Updates, each a majorization step of the objective (so it never increases), in the paper's
+    order P, A, C, R::
+
+        P ← P ⊙ (XᵀSR + αWᴾP) / (P RSᵀSR + αDᴾP + βP + θQP)           (eq. 32)
+        A ← A ⊙ Cᵀ(XPR + αWˢS) / (CᵀC A RPᵀPR + αCᵀDˢCA + βCᵀCA)       (eq. 33)
+        C ← C ⊙ (XPRAᵀ + αWˢCAAᵀ) / (C ARPᵀPRAᵀ + αDˢCAAᵀ + βCAAᵀ)     (eq. 34)
+        r ← r ⊙ diag(SᵀXP) / ((SᵀS ⊙ PᵀP) r)                           (eq. 35)
+
+    with ``Q = diag(1 / (4 max(‖P_i‖^{3/2}, ε)))`` from the current P (eq. 27). Corrections to
+    the printed rules: eq. 32 prints ``4θQP`` (and eq. 28 ``8θQP``); the gradient of
+    ``θ Σ‖P_i‖^{1/2}`` is ``2θQP``, so the step has ``θQP`` — with 4θ the quadratic surrogate no
+    longer majorizes the penalty. Eq. 34's numerator is garbled in print and derived from eq. 30.
+    Eq. 35 is applied to the diagonal of R only (R is diagonal). C keeps its pattern (the
+    updates are multiplicative) and only its labelled entries are updated: an unlabelled
+    document's entry multiplies its own row of A and would only repeat the A-update.
+
+    Scale. The objective is not scale invariant and, because R is free, P and S can shrink
+    while R grows, which lowers every penalty at no cost in fit; the multiplicative updates
+    drift along that direction, so the penalties fade as the iterations go on (measured on a
+    5-class TDT2 subset with the defaults: ‖P‖_F fell from 2.2 to 0.30 in 100 iterations while
+    r² rose from about 12 to 110–850), and the start fixes what α, β, θ mean. This class uses
+    one convention: the start has unit-norm columns in P and S and R = r₀·I with r₀ the
+    least-squares scale; each weight is then the ratio of its penalty's curvature to
+    ``‖X‖²_F / k``, the fit's curvature when ``S R Pᵀ`` reproduces X with unit-norm columns (the
+    same subset has ‖X‖²/k = 321; r² is 0.2 at the random start and 12 after the first
+    iteration). α is used as ``α ‖X‖²/k / (mean degree)`` on each graph, β as ``β ‖X‖²/k``, θ as
+    ``θ ‖X‖²/k · (k/m')^{3/4}`` (``√(k/m')`` is the norm of a typical row of P, m' the terms
+    that occur). They mean the same for any data scale, edge weights, number of neighbours and
+    vocabulary size.
+
+    Ablations (§4.6, Table 6): ``alpha=0`` (no dual graph), ``beta=0`` (no bi-orthogonality
+    term), ``scaling_matrix=False`` (R is not learned: it stays r₀·I), ``theta=0`` (no
+    sparsity). With ``beta=theta=0``, ``scaling_matrix=False`` and no labels the model is
+    :class:`ANMF` with one weight on both graphs; with ``alpha=0`` as well it is :class:`NMF`.
+
+    Parameters: those of :class:`~textcluster.models._base.FactorizationModel` plus ``alpha``
+    (100), ``beta`` (0.01), ``theta`` (0.01) — values of the paper's grids (α ∈ {1 … 5000},
+    β ∈ {10⁻⁸ … 10⁸}, θ ∈ {0.01 … 10}), chosen one at a time on 5-class draws of Cai's Reuters
+    matrix, not on TDT2 (there α = 1 and β = 1 were much worse, θ = 0.1 and 1 slightly worse
+    than 0.01, which scored as θ = 0) —, ``scaling_matrix`` (True), ``n_neighbors``/``weighting``
+    (5, "heat": document graph) and ``term_neighbors``/``term_weighting`` (5, "heat": term
+    graph; the paper uses heat weights and does not give k). ``fit(X, y)``: ``y`` holds
+    integer class codes, -1 for unlabelled documents (None: all unlabelled, the unsupervised
+    dual-graph model); ``graph=`` and ``term_graph=``
+    take precomputed graphs (the label rule is applied to a precomputed document graph too).
+    ``init="custom"``: ``W`` (n × k) is the start of the document factor S (the row of A for a
+    class starts as the mean of its labelled documents' rows of W), ``H`` (k × m) that of Pᵀ,
+    with C = 1 and R = I. The document factor returned is ``S R`` times the norms of P's
+    columns; ``components_`` are P's columns scaled to unit norm.
+    Attributes: those of NMF plus ``scaling_`` (diag R), ``graph_``, ``term_graph_``.
+    Memory: O(nnz + (n + m)k) plus the two sparse graphs.
+    """
+
+    _parameter_constraints = {
+        **FactorizationModel._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "theta": [Interval(Real, 0, None, closed="left")],
+        "scaling_matrix": ["boolean"],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "weighting": [StrOptions({"binary", "heat", "cosine"})],
+        "term_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+    }
+
+    def __init__(self, n_components=8, *, alpha=100.0, beta=0.01, theta=0.01,
+                 scaling_matrix=True, n_neighbors=5, weighting="heat", term_neighbors=5,
+                 term_weighting="heat", max_iter=100, tol=0.0, n_init=10, init_iter=30,
+                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+        super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
+                         init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
+        self.alpha = alpha
+        self.beta = beta
+        self.theta = theta
+        self.scaling_matrix = scaling_matrix
+        self.n_neighbors = n_neighbors
+        self.weighting = weighting
+        self.term_neighbors = term_neighbors
+        self.term_weighting = term_weighting
+
+    # -- set-up ------------------------------------------------------------------------
+    def _prepare(self, X, y, graph):
+        n, m = X.shape
+        labels = check_partial_labels(y, n)
+        op = SparseOperator(X)
+        X_norm2 = op.squared_norm()
+        scale = X_norm2 / self.n_components  # the fit's curvature (see the docstring)
+        doc_graph = self._document_graph(X, graph, labels)
+        term_graph = self._term_graph(X)
+        slot, n_slots = label_slots(labels)
+        ctx = {"X": op, "X_norm2": X_norm2, "dtype": X.dtype, "slot": slot,
+               "n_slots": n_slots, "labelled": labels >= 0,
+               "beta": self.beta * scale,
+               "theta": self.theta * scale * typical_row_norm(X, self.n_components) ** 1.5}
+        for side, G in (("S", doc_graph), ("P", term_graph)):
+            degree = np.asarray(G.sum(axis=1)).ravel()
+            ctx[f"W{side}"], ctx[f"d{side}"] = G, degree
+            ctx[f"alpha{side}"] = self.alpha * scale / degree_scale(degree)
+        return ctx
+
+    def _document_graph(self, X, graph, labels):
+        n = X.shape[0]
+        if n < 2:
+            raise InvalidInputError("a document graph needs at least 2 documents; got 1 sample")
+        if graph is None:
+            W = graphs.knn_graph(X, n_neighbors=min(self.n_neighbors, n - 1),
+                                 weighting=self.weighting)
+        else:
+            W = graphs.check_graph(graph, n)
+        if np.any(labels >= 0):
+            W = label_aware_graph(W, labels)
+        self.graph_ = sp.csr_matrix(W, dtype=X.dtype)
+        return self.graph_
+
+    def _term_graph(self, X):
+        if self._term_graph_input is None:
+            Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
+        else:
+            Wt = check_term_graph(self._term_graph_input, X.shape[1])
+        self.term_graph_ = sp.csr_matrix(Wt, dtype=X.dtype)
+        return self.term_graph_
+
+    # -- starts ------------------------------------------------------------------------
+    def _random_factors(self, ctx, rng):
+        """Uniform P and A, columns of P and S = CA scaled to unit norm, R = r₀·I."""
+        (n, m), k, dtype = ctx["X"].shape, self.n_components, ctx["dtype"]
+        P = rng.uniform(size=(m, k)).astype(dtype)
+        A = rng.uniform(size=(ctx["n_slots"], k)).astype(dtype)
+        P /= np.maximum(np.linalg.norm(P, axis=0), EPS)
+        factors = self._assemble(ctx, P, A)
+        A /= np.maximum(np.linalg.norm(factors["S"], axis=0), EPS)
+        S = factors["S"] = factors["C"] @ A
+        unit = np.linalg.norm(S)
+        fit_scale(P, S, ctx)  # S ← r₀ S, the least-squares scale; then move r₀ into R
+        r0 = np.linalg.norm(S) / max(unit, EPS)
+        S /= max(r0, EPS)
+        factors["r"][:] = r0
+        return factors
+
+    def _custom_factors(self, ctx, W, H):
+        (n, m), k, dtype = ctx["X"].shape, self.n_components, ctx["dtype"]
+        S0 = check_custom_factor("W", W, (n, k), dtype)
+        P = check_custom_factor("H", H, (k, m), dtype).T.copy()
+        slot = ctx["slot"]
+        counts = np.bincount(slot, minlength=ctx["n_slots"]).astype(dtype)
+        A = np.zeros((ctx["n_slots"], k), dtype=dtype)
+        np.add.at(A, slot, S0)
+        A /= counts[:, None]  # class rows: mean of their documents' rows
+        return self._assemble(ctx, P, A)
+
+    def _assemble(self, ctx, P, A):
+        weights = np.ones(ctx["slot"].size, dtype=ctx["dtype"])
+        C = constraint_matrix(ctx["slot"], ctx["n_slots"], weights)
+        r = np.ones(self.n_components, dtype=ctx["dtype"])
+        return {"P": P, "A": A, "C": C, "S": C @ A, "r": r}
+
+    # -- the objective and one iteration -------------------------------------------------
+    def _objective(self, factors, ctx):
+        P, S, r = factors["P"], factors["S"], factors["r"]
+        return self._value(P, S, r, ctx["X"].dot(P), ctx)
+
+    def _value(self, P, S, r, XP, ctx):
+        value = reconstruction_error(ctx["X_norm2"], S * r, XP, P.T @ P)
+        for side, F in (("P", P), ("S", S)):
+            if ctx[f"alpha{side}"]:
+                smooth = graph_smoothness(F, ctx[f"W{side}"] @ F, ctx[f"d{side}"]).sum()
+                value += ctx[f"alpha{side}"] * float(smooth)
+        value += ctx["beta"] * float(np.vdot(P, P) + np.vdot(S, S))
+        if ctx["theta"]:
+            value += ctx["theta"] * l2_half_penalty(P)
+        return value
+
+    def _update(self, factors, ctx):
+        P, A, C, r = factors["P"], factors["A"], factors["C"], factors["r"]
+        self._update_terms(P, factors["S"], r, ctx)
+        XP = ctx["X"].dot(P)
+        G = r[:, None] * (P.T @ P) * r[None, :]  # R PᵀP R
+        self._update_documents(factors, XP * r, G, ctx)
+        if self.scaling_matrix:
+            update_scaling(r, factors["S"], XP, P.T @ P)
+        return self._value(P, factors["S"], r, XP, ctx)
+
+    def _update_terms(self, P, S, r, ctx):
+        """Eq. 32 (θQP corrected); GNMF's V-step form with the diagonal αDᴾ + β + θQ."""
+        alpha = ctx["alphaP"]
+        shrink = alpha * ctx["dP"] + ctx["beta"]
+        if ctx["theta"]:
+            shrink = shrink + ctx["theta"] * l2_half_weights(P)
+        WP = alpha * (ctx["WP"] @ P) if alpha else np.zeros_like(P)
+        XtSR = ctx["X"].tdot(S) * r
+        update_documents(P, XtSR, r[:, None] * (S.T @ S) * r[None, :], 1.0, WP, shrink)
+
+    def _update_documents(self, factors, XPR, G, ctx):
+        """Eqs. 33 and 34: the rows of A, then the labelled documents' weights in C."""
+        A, C, alpha, beta = factors["A"], factors["C"], ctx["alphaS"], ctx["beta"]
+        rows_numerator = XPR + alpha * (ctx["WS"] @ factors["S"]) if alpha else XPR
+        c = C.data
+        cc = np.bincount(ctx["slot"], weights=c * c, minlength=ctx["n_slots"])
+        cdc = np.bincount(ctx["slot"], weights=ctx["dS"] * c * c, minlength=ctx["n_slots"])
+        update_auxiliary(A, C, rows_numerator, G, (cc, alpha * cdc + beta * cc))
+        S = C @ A
+        if ctx["labelled"].any():
+            if alpha:
+                rows_numerator = XPR + alpha * (ctx["WS"] @ S)
+            update_label_weights(c, ctx["labelled"], A[ctx["slot"]], rows_numerator, S, G,
+                                 alpha * ctx["dS"] + beta)
+            S = C @ A
+        factors["S"] = S
+
+    def _finish(self, factors, ctx):
+        P, S, r = factors["P"], factors["S"], factors["r"]
+        V = S * r
+        normalize_basis(P, V)
+        self.components_ = P.T
+        self.scaling_ = r
+        return V
+
+    _transform = NMF._transform  # new documents: NMF's V-updates with the basis fixed
+
+
+
+def check_partial_labels(y, n):
+    """``y`` as integer codes with -1 for unlabelled documents (None: all unlabelled)."""
+    if y is None:
+        return np.full(n, -1, dtype=np.intp)
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size != n:
+        raise InvalidInputError(f"y has shape {y.shape}; expected one label per document ({n})")
+    if y.dtype == object:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)) or np.any(
+            y != np.round(y)):
+        raise InvalidInputError("Unknown label type: y must hold integer class codes, with -1 "
+                                "for unlabelled documents; encode text labels first (e.g. "
+                                "np.unique(..., return_inverse=True))")
+    y = y.astype(np.intp)
+    if np.any(y < -1):
+        raise InvalidInputError(f"y has the negative code {y.min()}; use -1 for unlabelled "
+                                "documents and codes ≥ 0 for classes")
+    return y

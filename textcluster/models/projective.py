@@ -1,0 +1,662 @@
+"""Projective NMF and automated-graph projective NMF (Pei, Wu & Chen 2014; paper 000).
+
+Orientation (see :mod:`textcluster.models._base`): ``X`` is documents × terms (n × m); paper 000
+writes its transpose. Its projective model ``X ≈ X H Hᵀ`` (eq. 6, the terms × documents form)
+reads ``X ≈ H Hᵀ X`` here: ``H`` (n × k) is the document factor, the paper's cluster
+indicator, and ``HᵀX`` (k × m) the basis (the paper's ``Wᵀ = (XH)ᵀ``). All three models see the
+documents only through the document Gram matrix ``G = X Xᵀ`` (the paper's ``XᵀX``), or a kernel
+``K`` in its place (eqs. 18–21):
+
+``‖X − H HᵀX‖² = tr G − 2 tr(HᵀGH) + tr(HᵀH · HᵀGH)``.
+
+Products with a thin ``B`` are taken as ``X (Xᵀ B)``; ``G S`` with the n × n ``S`` of AGPNMF
+the same way, by column blocks, unless the dense BLAS-3 product is cheaper (small n, many
+non-zeros per document).
+
+The H-update. Paper 000's eq. 17 is derived with ``W = XH`` held fixed and a Lagrange
+multiplier substituted afterwards; it is not a majorization of the objective, and for
+γ = 0 (Yang & Oja's PNMF rule) it raised the objective in 17 to 93 of 300 iterations on small
+random and planted corpora (measured). The rule used here is derived from the objective: the
+concave ``−2 tr(HᵀGH)`` and ``−γ tr(Hᵀ(D + R)H)`` (``D + R`` is positive semi-definite) are
+bounded by their tangents, ``tr(HᵀH·HᵀGH)`` (non-negative coefficients, degree 4) by
+``Σ (∇)_ik H_ik (H'_ik/H_ik)⁴ / 4`` and ``2γ tr(HᵀDH)`` by ``γ Σ D_i H_ik² ((H'/H)⁴ + 1)``.
+The minimizer of that bound is
+
+``H ← H ⊙ [(2GH + γ(DH + RH)) / (H·HᵀGH + GH·HᵀH + 2γDH)]^(1/3)``
+
+(with ``L = D − R`` this is ``γ tr(HᵀLH) = 2γ tr(HᵀDH) − γ tr(Hᵀ(D + R)H)``), so the objective
+never increases; for γ = 0 it is the cube-root rule for ``‖X − H HᵀX‖²`` (the one
+``convex-nmf``'s cluster-NMF uses too). Its fixed points are those of eq. 17 (numerator −
+denominator is half the gradient).
+"""
+
+from contextlib import nullcontext
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array
+from threadpoolctl import ThreadpoolController
+
+from .._errors import InvalidInputError
+from ._base import EPS, FactorizationModel, check_custom_factor
+from ._linalg import SparseOperator
+from ._memory import dense_bytes, format_bytes, require_memory
+
+ROW_BLOCK = 256  # rows of S per step of the elementwise S-update (a few MB: stays in cache)
+COLUMN_BLOCK = 64  # columns of S per sparse product X (Xᵀ S[:, J]) (S[:, J] stays in cache)
+# Measured on the project's two-core machine (shared, loaded), n = 3,000–9,494, k = 30:
+# a sparse × dense product ran at 1/12–1/25 of the multiply-adds per second of BLAS-3;
+# the n × n × n product ran 1.3–2× faster on 2 BLAS threads than on 1, while the n × n × k
+# products of the S-update ran 2.7× slower on 2 (0.71 s → 2.0–2.5 s per S-update at
+# n = 9,494), so they stay on the update loop's single BLAS thread.
+SPARSE_SLOWDOWN = 20.0  # BLAS-3 multiply-adds per second over sparse × dense ones
+BLAS3_THREADS = 2  # BLAS threads for the n × n × n products
+BLAS3_MIN_N = 2000  # below this, switching BLAS thread counts costs more than it gains
+_CONTROLLER = []
+
+
+def blas3_threads(n):
+    """Context in which BLAS uses ``BLAS3_THREADS`` threads, for an n × n × n product."""
+    if n < BLAS3_MIN_N or BLAS3_THREADS == 1:
+        return nullcontext()
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=BLAS3_THREADS, user_api="blas")
+
+
+# -- the Gram matrix: products with G = X Xᵀ or with a kernel K ---------------------------
+class DataGram:
+    """``G = X Xᵀ`` used through the sparse ``X``: ``G B = X (Xᵀ B)``.
+
+    ``densify()`` stores the dense entries (n × n), which the S-update of AGPNMF reads."""
+
+    def __init__(self, X):
+        self.X = SparseOperator(X)
+        self.n = X.shape[0]
+        self.nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
+        self.dtype = X.dtype
+        self.trace = self.X.squared_norm()
+        self.entries = None
+        self._source = X
+
+    def dot(self, B):
+        """``G @ B`` for a thin ``B`` (n × k)."""
+        return self.X.dot(self.X.tdot(B))
+
+    def densify(self):
+        """Store the dense ``G`` (row blocks of ``X Xᵀ``: no second n × n temporary)."""
+        self.entries = dense_gram(self._source)
+        return self.entries
+
+    def sparse_pays(self):
+        """Whether ``X (Xᵀ S)`` (2·nnz·n sparse multiply-adds) beats the dense ``G S`` (n³
+        BLAS-3 ones, possible once ``G`` is stored)."""
+        return self.entries is None or self.n ** 2 > 2.0 * self.nnz * SPARSE_SLOWDOWN
+
+    def product(self, S, out):
+        """``out ← G S``, by column blocks ``X (Xᵀ S[:, J])`` or with the dense ``G``,
+        whichever is cheaper; returns ``Σ S ⊙ GS``."""
+        if not self.sparse_pays():
+            return dense_product(self.entries, S, out)
+        quad = 0.0
+        for start in range(0, S.shape[1], COLUMN_BLOCK):
+            cols = slice(start, start + COLUMN_BLOCK)
+            block = np.ascontiguousarray(S[:, cols])
+            XtS = self.X.tdot(block)
+            quad += float(np.vdot(XtS, XtS))  # ‖Xᵀ S_J‖² = Σ S_J ⊙ (G S_J)
+            out[:, cols] = self.X.dot(XtS)
+        return quad
+
+
+class KernelGram:
+    """A dense kernel matrix ``K`` (n × n) in place of ``X Xᵀ`` (paper 000, eqs. 18–21)."""
+
+    def __init__(self, K):
+        self.entries = K
+        self.n = K.shape[0]
+        self.dtype = K.dtype
+        self.trace = float(np.trace(K, dtype=np.float64))
+
+    def dot(self, B):
+        return self.entries @ B
+
+    def product(self, S, out):
+        """``out ← K S`` (BLAS-3); returns ``Σ S ⊙ KS``."""
+        return dense_product(self.entries, S, out)
+
+
+def dense_product(K, S, out):
+    """``out ← K S`` (BLAS-3 on ``BLAS3_THREADS``); returns ``Σ S ⊙ KS``."""
+    with blas3_threads(len(K)):
+        np.matmul(K, S, out=out)
+    return blockwise_vdot(S, out)
+
+
+def dense_gram(X, rows=1024):
+    """``X Xᵀ`` as a dense array, computed by blocks of rows of ``X``."""
+    n = X.shape[0]
+    G = np.empty((n, n), dtype=X.dtype)
+    if not sp.issparse(X):
+        return np.matmul(X, X.T, out=G)
+    Xt = sp.csc_matrix(X.T)
+    for start in range(0, n, rows):
+        block = slice(start, start + rows)
+        G[block] = (X[block] @ Xt).toarray()
+    return G
+
+
+def blockwise_vdot(A, B, rows=ROW_BLOCK):
+    """``Σ A ⊙ B`` for two n × n arrays, accumulated in float64 over row blocks."""
+    return float(sum(np.vdot(A[i:i + rows], B[i:i + rows]) for i in range(0, len(A), rows)))
+
+
+# -- kernels (paper 000, section IV) --------------------------------------------------------
+def kernel_matrix(X, kernel, degree, coef0, sigma):
+    """The dense kernel between the rows of ``X`` and the width used (Gaussian only).
+
+    ``polynomial``: ``(⟨x_i, x_j⟩ + coef0)^degree``; ``gaussian``:
+    ``exp(−‖x_i − x_j‖² / (2σ²))``, σ = the mean distance between documents when None.
+    Built in place from ``X Xᵀ``: one n × n array."""
+    K = dense_gram(X)
+    if kernel == "polynomial":
+        K += coef0
+        np.power(K, degree, out=K)
+        return K, None
+    sq = np.diag(K).copy()
+    squared_distances(K, sq, sq)
+    if sigma is None:
+        sigma = mean_distance(K)
+    gaussian_map(K, sigma)
+    return K, sigma
+
+
+def squared_distances(G, sq_rows, sq_cols, rows=ROW_BLOCK):
+    """``G ← ‖x_i‖² + ‖y_j‖² − 2 G_ij``, clipped at 0, in place."""
+    for start in range(0, len(G), rows):
+        block = G[start:start + rows]
+        block *= -2.0
+        block += sq_rows[start:start + rows, None]
+        block += sq_cols[None, :]
+        np.maximum(block, 0.0, out=block)
+    return G
+
+
+def mean_distance(D2, rows=ROW_BLOCK):
+    """Mean Euclidean distance over pairs ``i ≠ j`` from squared distances (zero diagonal)."""
+    n = len(D2)
+    total = sum(float(np.sqrt(D2[i:i + rows]).sum(dtype=np.float64)) for i in range(0, n, rows))
+    return total / max(n * (n - 1), 1) if total > 0 else 1.0
+
+
+def gaussian_map(D2, sigma, rows=ROW_BLOCK):
+    """``D2 ← exp(−D2 / (2σ²))`` in place."""
+    for start in range(0, len(D2), rows):
+        block = D2[start:start + rows]
+        block *= -1.0 / (2.0 * sigma * sigma)
+        np.exp(block, out=block)
+    return D2
+
+
+# -- the math: small pure functions ---------------------------------------------------------
+def projective_error(trace, HtGH, HtH):
+    """``‖X − H HᵀX‖² = tr G − 2 tr(HᵀGH) + tr(HᵀH · HᵀGH)`` (paper 000, eq. 6)."""
+    return max(trace - 2.0 * float(np.trace(HtGH)) + float(np.vdot(HtH, HtGH)), 0.0)
+
+
+def update_projection(H, GH, gamma=0.0, degree=None, RH=None):
+    """``H ← H ⊙ [(2GH + γ(DH + RH)) / (H·HᵀGH + GH·HᵀH + 2γDH)]^(1/3)`` in place.
+
+    The majorization step of the module docstring (paper 000's eq. 17, corrected); ``RH`` is
+    ``R H`` with ``R = (S + Sᵀ)/2`` and ``degree`` the diagonal of ``D``."""
+    HtGH, HtH = H.T @ GH, H.T @ H
+    numerator = 2.0 * GH
+    denominator = H @ HtGH
+    denominator += GH @ HtH
+    if gamma > 0:
+        DH = degree[:, None] * H
+        numerator += gamma * (DH + RH)
+        denominator += (2.0 * gamma) * DH
+    np.maximum(denominator, EPS, out=denominator)
+    H *= np.cbrt(np.divide(numerator, denominator, out=numerator))
+
+
+def update_graph_rows(S, GS, G, H_rows, H, d_rows, d, gamma, alpha, beta, work):
+    """``S ← S ⊙ (G + γ/2 HHᵀ) / (GS + αS + γ/4 (d_i + d_j) + β/2)`` on a block of rows.
+
+    Paper 000, eq. 16 (a majorization step, as printed); ``d`` is ``diag(HHᵀ)``. ``GS`` (the
+    block of ``G S``) is overwritten; ``work`` is scratch of the block's shape."""
+    np.multiply(S, alpha, out=work)
+    GS += work
+    GS += (0.25 * gamma * d_rows + 0.5 * beta)[:, None]
+    if gamma > 0:
+        GS += (0.25 * gamma * d)[None, :]
+    np.maximum(GS, EPS, out=GS)
+    if gamma > 0:
+        np.matmul(H_rows, H.T, out=work)
+        work *= 0.5 * gamma
+        work += G
+        numerator = work
+    else:
+        numerator = G
+    S *= np.divide(numerator, GS, out=GS)
+
+
+def graph_step(S, GS, G, H, gamma, alpha, beta, rows=ROW_BLOCK):
+    """One S-update (eq. 16) over blocks of rows, fused with what the H-step and the
+    objective read from the new S: ``R H``, the degrees ``D``, ``Σ G⊙S``, ``‖S‖²``, ``Σ S``."""
+    n = S.shape[0]
+    d = np.einsum("ij,ij->i", H, H)
+    SH, StH = np.empty_like(H), np.zeros_like(H)
+    row_sums, col_sums = np.empty(n), np.zeros(n)
+    cross = squares = 0.0
+    work = np.empty((min(rows, n), n), dtype=S.dtype)
+    for start in range(0, n, rows):
+        I = slice(start, start + rows)
+        S_I = S[I]
+        update_graph_rows(S_I, GS[I], G[I], H[I], H, d[I], d, gamma, alpha, beta,
+                          work[:len(S_I)])
+        cross += float(np.vdot(G[I], S_I))
+        squares += float(np.vdot(S_I, S_I))
+        row_sums[I] = S_I.sum(axis=1)
+        col_sums += S_I.sum(axis=0)
+        SH[I] = S_I @ H
+        StH += S_I.T @ H[I]
+    return {"RH": 0.5 * (SH + StH), "degree": (0.5 * (row_sums + col_sums)).astype(H.dtype),
+            "cross": cross, "squares": squares, "total": float(row_sums.sum())}
+
+
+def graph_statistics(S, G, rows=ROW_BLOCK):
+    """``Σ G⊙S``, ``‖S‖²``, ``Σ S`` and the degrees of ``R = (S + Sᵀ)/2`` (no update)."""
+    n = S.shape[0]
+    row_sums, col_sums = np.empty(n), np.zeros(n)
+    cross = squares = 0.0
+    for start in range(0, n, rows):
+        I = slice(start, start + rows)
+        cross += float(np.vdot(G[I], S[I]))
+        squares += float(np.vdot(S[I], S[I]))
+        row_sums[I] = S[I].sum(axis=1)
+        col_sums += S[I].sum(axis=0)
+    return {"cross": cross, "squares": squares, "total": float(row_sums.sum()),
+            "degree": 0.5 * (row_sums + col_sums)}
+
+
+def graph_smoothness(H, SH, degree):
+    """``tr(HᵀLH) = Σ_i D_i ‖h_i‖² − tr(HᵀSH)``, ``L = D − (S + Sᵀ)/2`` (eq. 9)."""
+    return float(np.einsum("i,ij,ij->", degree, H, H) - np.vdot(H, SH))
+
+
+def scale_to_fit(H, GH):
+    """Scale ``H`` (and ``GH``) so that ``H HᵀX`` is the least-squares scalar fit of ``X``."""
+    HtGH = H.T @ GH
+    quartic = float(np.vdot(H.T @ H, HtGH))
+    if quartic > 0:
+        c = np.sqrt(float(np.trace(HtGH)) / quartic)
+        H *= c
+        GH *= c
+
+
+# -- the estimators ---------------------------------------------------------------------------
+class PNMF(FactorizationModel):
+    """Projective NMF ``min ‖X − H HᵀX‖²_F, H ≥ 0`` (Yang & Oja 2010; paper 000, eqs. 4–6).
+
+    Paper 000 clusters with the document-side form (its eq. 6, ``X ≈ X H Hᵀ`` with ``X`` as
+    terms × documents; eq. 4 puts the projection on the terms): ``H`` (n × k) is the
+    document factor and ``HᵀX`` the basis. It is the objective of cluster-NMF (eq. 8) too.
+    Update: ``H ← H ⊙ [2GH / (H·HᵀGH + GH·HᵀH)]^(1/3)``, ``G = X Xᵀ`` applied as
+    ``X (Xᵀ H)`` — the majorization step of the module docstring with γ = 0 (Yang & Oja's
+    rule without the cube root, which paper 000 uses, is not monotone). Random starts are
+    uniform and scaled so that ``H HᵀX`` is the least-squares fit of ``X``. The cube-root step
+    is cautious: on TDT2 5-class subsets the objective still changed by 0.4–4 × 10⁻⁴ per
+    iteration after 100 iterations (NMF: < 10⁻⁶), and 500 iterations raised the NMI of three
+    draws from 0.41 / 0.68 / 0.43 to 0.45 / 0.69 / 0.59 (measured), so a larger ``max_iter``
+    pays.
+
+    Memory: O(nnz + (n + m)k).
+
+    Parameters: those of :class:`~textcluster.models._base.FactorizationModel`. With
+    ``init="custom"``, ``W`` (n × k) is the starting ``H``; ``H`` (k × m) is not used (the
+    basis is determined by the document factor) and may be None.
+
+    Attributes
+    ----------
+    components_ : (k, m) basis ``HᵀX`` with rows scaled to unit L2 norm.
+    labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
+
+    The document factor returned is ``H`` with column c multiplied by ``‖(HᵀX)_c‖``, as NMF
+    scales its document factor when it normalizes the basis.
+    """
+
+    def _prepare(self, X, y, graph):
+        gram = DataGram(X)
+        return {"gram": gram, "X": gram.X, "dtype": X.dtype}
+
+    def _random_factors(self, ctx, rng):
+        n, k = ctx["gram"].n, self.n_components
+        H = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        GH = ctx["gram"].dot(H)
+        scale_to_fit(H, GH)
+        return {"H": H, "GH": GH}
+
+    def _custom_factors(self, ctx, W, H):
+        n, m = ctx["X"].shape
+        k = self.n_components
+        if H is not None:
+            check_custom_factor("H", H, (k, m), ctx["dtype"])
+        H = check_custom_factor("W", W, (n, k), ctx["dtype"])
+        return {"H": H, "GH": ctx["gram"].dot(H)}
+
+    def _objective(self, factors, ctx):
+        H, GH = factors["H"], factors["GH"]
+        return projective_error(ctx["gram"].trace, H.T @ GH, H.T @ H)
+
+    def _update(self, factors, ctx):
+        update_projection(factors["H"], factors["GH"])
+        factors["GH"] = ctx["gram"].dot(factors["H"])
+        return self._objective(factors, ctx)
+
+    def _finish(self, factors, ctx):
+        H, GH = factors["H"], factors["GH"]
+        scale = np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
+        basis = ctx["X"].tdot(H).T
+        basis /= np.maximum(np.linalg.norm(basis, axis=1), EPS)[:, None].astype(H.dtype)
+        self.components_ = basis
+        return H * scale
+
+    def _transform(self, X):
+        """Document factor of ``X`` for the fitted basis (NMF's V-updates with it fixed)."""
+        basis = self.components_.astype(X.dtype)
+        return nonnegative_codes(SparseOperator(X).dot(basis.T), basis @ basis.T,
+                                 self.max_iter)
+
+
+def nonnegative_codes(cross, gram, n_iter):
+    """``min ‖φ − V Bᵀ‖`` over ``V ≥ 0`` from ``cross = φ B`` and ``gram = BᵀB``."""
+    rng = np.random.default_rng(0)
+    V = rng.uniform(size=cross.shape).astype(cross.dtype)
+    for _ in range(n_iter):
+        denominator = np.maximum(V @ gram, EPS)
+        V *= cross / denominator
+    return V
+
+
+class AGPNMF(PNMF):
+    """Automated-graph projective NMF (Pei, Wu & Chen 2014; paper 000, eqs. 11–17).
+
+    ``min ‖X − H HᵀX‖² + γ tr(HᵀLH) + ‖X − SᵀX‖² + α tr(SᵀS) + β ‖S‖₁``, ``H, S ≥ 0``
+    (eq. 15 in documents × terms form), with ``L = D − R``, ``R = (S + Sᵀ)/2`` (eq. 12) and
+    ``D`` its degrees: the document graph ``S`` (n × n) is learned with the factor, each
+    document reconstructed from the others (Kong et al.'s relaxed LLE, eq. 11).
+
+    Each iteration updates ``S`` by eq. 16 (a majorization step, as printed), then ``H`` by
+    the corrected eq. 17 of the module docstring; the objective never increases. Starts are
+    uniform random (paper 000, III.C), ``H`` and ``S`` each scaled to the least-squares fit of
+    ``X``. ``self_loops=False`` (default) starts ``S`` with a zero diagonal, which the
+    multiplicative updates keep: each document is reconstructed from the other documents, as
+    in LLE (eq. 10). With self loops the trivial ``S ≈ I`` takes over (measured on a planted
+    corpus: 98 % of ``S``'s mass on the diagonal, which the Laplacian ignores).
+
+    Cost per iteration: ``G S``, as ``X (Xᵀ S)`` by column blocks (2·nnz·n sparse
+    multiply-adds) when that is cheaper than the n³ of the BLAS-3 product of the stored ``G``
+    with ``S`` (for n > 2·(nnz/n)·``SPARSE_SLOWDOWN``, the measured speed ratio of the two
+    kinds of product); the elementwise S-update by blocks of rows, fused with ``R H``; a few
+    n × n × k products; never an n × n temporary. Measured (benchmarks/
+    bench_agpnmf_iteration.py, raw Reuters, 9,494 documents, k = 30): 5.8 s per iteration in
+    float64, 3.8 s in float32, against 61.8 s for eqs. 16–17 transcribed densely as printed.
+
+    Memory: O(n²) — the dense ``G = X Xᵀ`` plus ``S`` and ``G S`` for each start:
+    ``(1 + 2·n_init) · n² ·`` itemsize bytes (one n × n more when a starting graph is
+    passed); 9,494 documents in float32 with ``n_init=1`` need 3 × 344 MiB ≈ 1.0 GiB, in
+    float64 2.0 GiB. ``fit`` refuses a corpus for which that memory is not available
+    (:func:`textcluster.models._memory.require_memory`), before allocating it.
+
+    Parameters
+    ----------
+    gamma : float ≥ 0, weight γ of the graph term (paper: 0.01). γ = 0 decouples ``H`` from
+        ``S``: the H-iterates are those of :class:`PNMF`.
+    alpha : float ≥ 0, weight α of ``tr(SᵀS)`` (paper: 0.01).
+    beta : float ≥ 0, weight β of ``‖S‖₁`` (paper: 0.01).
+    self_loops : bool, let ``S`` have a diagonal (default False, see above).
+    n_init : random starts (default 1: each start keeps two n × n arrays).
+    Others as :class:`~textcluster.models._base.FactorizationModel`. ``init="custom"``: ``W``
+    (n × k) is the starting ``H``, ``H`` (k × m) is not used; ``graph`` passed to ``fit``
+    (n × n, non-negative, dense or sparse) is the starting ``S`` for every start, else ``S``
+    starts at random. Zeros of the starting ``S`` stay zero.
+
+    Attributes: those of :class:`PNMF` plus ``graph_`` (n × n learned ``S``).
+    """
+
+    _parameter_constraints = {
+        **PNMF._parameter_constraints,
+        "gamma": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "self_loops": ["boolean"],
+    }
+
+    def __init__(self, n_components=8, *, gamma=0.01, alpha=0.01, beta=0.01, self_loops=False,
+                 max_iter=100, tol=0.0, n_init=1, init_iter=30, init="random",
+                 assign="kmeans", n_assign_init=20, random_state=None):
+        super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
+                         init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
+        self.gamma = gamma
+        self.alpha = alpha
+        self.beta = beta
+        self.self_loops = self_loops
+
+    # -- preparation ----------------------------------------------------------------------
+    def _prepare(self, X, y, graph):
+        self._require_memory(X, graph is not None)
+        gram = self._gram(X)
+        start = None if graph is None else check_start_graph(graph, X.shape[0], X.dtype)
+        return {"gram": gram, "X": SparseOperator(X), "dtype": X.dtype, "start_graph": start}
+
+    def _gram(self, X):
+        gram = DataGram(X)
+        gram.densify()
+        return gram
+
+    def _require_memory(self, X, with_start_graph):
+        n, starts = X.shape[0], 1 if self.init == "custom" else self.n_init
+        count = 1 + 2 * starts + int(with_start_graph)
+        itemsize = np.dtype(X.dtype).itemsize
+        require_memory(
+            dense_bytes(n, n, itemsize, count),
+            f"{type(self).__name__}'s {count} dense {n:,} × {n:,} {np.dtype(X.dtype).name} "
+            f"matrices (the Gram matrix{', the starting graph' if with_start_graph else ''}, "
+            f"and the learned graph S and its product with the Gram matrix for each of the "
+            f"{starts} start(s); {format_bytes(n * n * itemsize)} each)",
+            "Cluster fewer documents (a sample or a class subset), pass float32 data, use "
+            "n_init=1, or use a model whose memory grows with the non-zeros, such as pnmf or "
+            "gnmf.",
+        )
+
+    # -- starts ---------------------------------------------------------------------------
+    def _random_factors(self, ctx, rng):
+        factors = super()._random_factors(ctx, rng)
+        return self._with_graph(factors, ctx, rng)
+
+    def _custom_factors(self, ctx, W, H):
+        factors = super()._custom_factors(ctx, W, H)
+        return self._with_graph(factors, ctx, np.random.RandomState(self._seed()))
+
+    def _seed(self):
+        state = self.random_state
+        return state if isinstance(state, Integral) else 0
+
+    def _with_graph(self, factors, ctx, rng):
+        gram = ctx["gram"]
+        if ctx["start_graph"] is not None:
+            S = ctx["start_graph"].copy()
+        else:
+            S = random_square(rng, gram.n, ctx["dtype"])
+        if not self.self_loops:
+            np.fill_diagonal(S, 0.0)
+        GS = np.empty_like(S)
+        quad = gram.product(S, GS)
+        if ctx["start_graph"] is None:
+            quad = scale_graph(S, GS, quad, gram.entries, self.alpha)
+        return {**factors, "S": S, "GS": GS, "quad": quad}
+
+    # -- iteration ------------------------------------------------------------------------
+    def _objective(self, factors, ctx):
+        stats = graph_statistics(factors["S"], ctx["gram"].entries)
+        return self._total(factors, ctx, stats)
+
+    def _total(self, factors, ctx, stats):
+        """Objective (eq. 15) from the cached ``G H``, ``Σ S⊙GS`` and ``stats`` of ``S``."""
+        H, S, gram = factors["H"], factors["S"], ctx["gram"]
+        value = super()._objective(factors, ctx)
+        value += max(gram.trace - 2.0 * stats["cross"] + factors["quad"], 0.0)
+        value += self.alpha * stats["squares"] + self.beta * stats["total"]
+        if self.gamma > 0:
+            value += self.gamma * graph_smoothness(H, S @ H, stats["degree"])
+        return value
+
+    def _update(self, factors, ctx):
+        H, S, GS, gram = factors["H"], factors["S"], factors["GS"], ctx["gram"]
+        stats = graph_step(S, GS, gram.entries, H, self.gamma, self.alpha, self.beta)
+        factors["quad"] = gram.product(S, GS)  # G S of the new S: objective and next S-step
+        update_projection(H, factors["GH"], self.gamma, stats["degree"], stats["RH"])
+        factors["GH"] = gram.dot(H)
+        return self._total(factors, ctx, stats)
+
+    def _finish(self, factors, ctx):
+        self.graph_ = factors["S"]
+        return super()._finish(factors, ctx)
+
+
+def random_square(rng, n, dtype, rows=ROW_BLOCK):
+    """Uniform random n × n array, drawn by rows (no float64 n × n temporary)."""
+    S = np.empty((n, n), dtype=dtype)
+    for start in range(0, n, rows):
+        block = S[start:start + rows]
+        block[...] = rng.uniform(size=block.shape)
+    return S
+
+
+def scale_graph(S, GS, quad, G, alpha):
+    """Scale ``S`` (and ``G S``) by the scalar that best fits ``X ≈ S X`` with the ridge α."""
+    cross = graph_statistics(S, G)["cross"]
+    squares = blockwise_vdot(S, S)
+    denominator = quad + alpha * squares
+    if cross <= 0 or denominator <= 0:
+        return quad
+    c = cross / denominator
+    S *= c
+    GS *= c
+    return quad * c * c
+
+
+def check_start_graph(graph, n, dtype):
+    """A caller's starting graph S: n × n, finite, non-negative; returned dense."""
+    S = check_array(graph.toarray() if sp.issparse(graph) else graph, dtype=dtype,
+                    copy=not sp.issparse(graph), ensure_all_finite=True)
+    if S.shape != (n, n):
+        raise InvalidInputError(
+            f"the starting graph has shape {S.shape} but there are n={n} documents; pass an "
+            "n × n matrix (one row and one column per document, in document order)"
+        )
+    if S.min() < 0:
+        raise InvalidInputError(
+            f"the starting graph has negative weights (smallest {S.min():g}); use weights ≥ 0"
+        )
+    return S
+
+
+class KernelAGPNMF(AGPNMF):
+    """Kernel AGPNMF (Pei, Wu & Chen 2014; paper 000, eqs. 18–21).
+
+    :class:`AGPNMF` with a kernel ``K`` in place of ``G = X Xᵀ``:
+    ``min ‖φ(X) − H Hᵀφ(X)‖² + γ tr(HᵀLH) + ‖φ(X) − Sᵀφ(X)‖² + α tr(SᵀS) + β ‖S‖₁``,
+    whose updates (eqs. 20–21, the H-rule corrected as in the module docstring) read the
+    data only through ``K``. The rule stays a majorization step for every kernel here: ``K``
+    is positive semi-definite with non-negative entries (``coef0 ≥ 0`` for the polynomial).
+
+    Kernels: ``linear`` ``⟨x_i, x_j⟩`` (= :class:`AGPNMF`, computed through the sparse X);
+    ``polynomial`` ``(⟨x_i, x_j⟩ + coef0)^degree``; ``gaussian``
+    ``exp(−‖x_i − x_j‖² / (2σ²))`` with σ = ``sigma``, or the mean distance between the
+    documents when None (the width is kept in ``sigma_``).
+
+    Cost: a non-linear ``K`` is dense, so ``K S`` is an n × n × n BLAS-3 product per
+    iteration (run on ``BLAS3_THREADS`` BLAS threads). Memory: as :class:`AGPNMF` (``K``
+    takes the place of ``G``): ``(1 + 2·n_init) · n²`` numbers, plus the fitted documents
+    (O(nnz)) kept for ``transform``.
+
+    Parameters: those of :class:`AGPNMF` plus ``kernel`` (linear | polynomial | gaussian,
+    default polynomial), ``degree`` (int ≥ 1, default 2), ``coef0`` (≥ 0, default 0) and
+    ``sigma`` (> 0 or None). ``components_`` is the input-space basis ``HᵀX`` (unit rows);
+    ``transform`` solves ``φ(x) ≈ (Φ H) v``, ``v ≥ 0``, through the kernel.
+
+    Defaults. Paper 000 does not give its kernel or kernel parameters. A kernel that is
+    positive for unrelated (orthogonal) documents — ``coef0 > 0``, or a Gaussian, which gives
+    ``exp(−1/σ²)`` to every such pair of unit rows — adds a component common to all documents
+    that the projection fits first: on the planted three-class corpora of the tests the
+    default Gaussian (σ ≈ 1.3) gave NMI 0.02–0.06 and ``coef0 = 1`` 0.32–0.47, while
+    ``(⟨x_i, x_j⟩)²`` (the default) and the linear kernel gave 1.0 (measured). Hence
+    ``degree=2, coef0=0``: the squared cosine on unit tf-idf rows, which keeps unrelated
+    documents at 0 and sharpens the similarity of related ones.
+    """
+
+    _parameter_constraints = {
+        **AGPNMF._parameter_constraints,
+        "kernel": [StrOptions({"linear", "polynomial", "gaussian"})],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, 0, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, n_components=8, *, kernel="polynomial", degree=2, coef0=0.0, sigma=None,
+                 gamma=0.01, alpha=0.01, beta=0.01, self_loops=False, max_iter=100, tol=0.0,
+                 n_init=1, init_iter=30, init="random", assign="kmeans", n_assign_init=20,
+                 random_state=None):
+        super().__init__(n_components, gamma=gamma, alpha=alpha, beta=beta,
+                         self_loops=self_loops, max_iter=max_iter, tol=tol, n_init=n_init,
+                         init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
+        self.kernel = kernel
+        self.degree = degree
+        self.coef0 = coef0
+        self.sigma = sigma
+
+    def _gram(self, X):
+        self.sigma_ = None
+        if self.kernel == "linear":
+            return super()._gram(X)
+        K, self.sigma_ = kernel_matrix(X, self.kernel, self.degree, self.coef0, self.sigma)
+        self.X_fit_ = sp.csr_matrix(X) if sp.issparse(X) else np.array(X)
+        return KernelGram(K)
+
+    def _finish(self, factors, ctx):
+        embedding = super()._finish(factors, ctx)
+        H, GH = factors["H"], factors["GH"]
+        scale = np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
+        self.basis_coef_ = H / scale  # feature-space basis Φ H / ‖Φ H‖ (unit columns)
+        self.basis_gram_ = self.basis_coef_.T @ GH / scale
+        return embedding
+
+    def _transform(self, X):
+        if self.kernel == "linear":
+            return super()._transform(X)
+        cross = self._cross_kernel(X) @ self.basis_coef_.astype(X.dtype)
+        return nonnegative_codes(cross, self.basis_gram_.astype(X.dtype), self.max_iter)
+
+    def _cross_kernel(self, X):
+        """Kernel between new documents (rows) and the fitted ones (columns), dense."""
+        G = X @ self.X_fit_.T
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        G = G.astype(X.dtype, copy=False)
+        if self.kernel == "polynomial":
+            return (G + self.coef0) ** self.degree
+        sq_new = row_squares(X)
+        sq_fit = row_squares(self.X_fit_).astype(X.dtype)
+        return gaussian_map(squared_distances(G, sq_new, sq_fit), self.sigma_)
+
+
+def row_squares(X):
+    """Squared L2 norm of each row of a sparse or dense matrix."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
