@@ -252,6 +252,20 @@ def _heat_width(t, sims, distance_sum, n, n_nonzero):
     return float(t) if t > 0 else 1.0  # t = 0: all distances are 0 and any width gives weight 1
 
 
+def document_graph(X, graph=None, n_neighbors=5, weighting="binary"):
+    """The document graph of a graph-regularized model: the caller's ``graph`` (checked), or
+    the kNN graph of the rows of ``X`` (all other rows on a corpus smaller than
+    ``n_neighbors + 1``). Returned as CSR in ``X``'s float dtype."""
+    n = X.shape[0]
+    if n < 2:
+        raise InvalidInputError("a document graph needs at least 2 documents; got 1 sample")
+    if graph is None:
+        W = knn_graph(X, n_neighbors=min(n_neighbors, n - 1), weighting=weighting)
+    else:
+        W = check_graph(graph, n)
+    return sp.csr_matrix(W, dtype=X.dtype)
+
+
 # -- degrees, Laplacians, user graphs ------------------------------------------------------------
 
 

@@ -38,7 +38,6 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
-from .._errors import InvalidInputError
 from ._base import EPS, FactorizationModel
 from ._kernel import (
     DenseKernel,
@@ -48,7 +47,7 @@ from ._kernel import (
     normalize_concepts,
     solve_documents,
 )
-from .nmf import graph_smoothness, update_documents
+from .nmf import graph_term, update_documents
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
 
@@ -223,21 +222,13 @@ class LCCF(CF):
 
     def _prepare(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
-        n = X.shape[0]
-        if n < 2:
-            raise InvalidInputError("a document graph needs at least 2 documents; got 1 sample")
-        if graph is None:
-            W = graphs.knn_graph(X, n_neighbors=min(self.n_neighbors, n - 1),
-                                 weighting=self.weighting)
-        else:
-            W = graphs.check_graph(graph, n)
-        W = sp.csr_matrix(W, dtype=X.dtype)
+        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         self.graph_ = W
         degree = np.asarray(W.sum(axis=1)).ravel()
         return {**ctx, "W": W, "degree": degree, "lam": float(self.lam)}
 
     def _graph_term(self, V, ctx):
-        return ctx["lam"] * float(graph_smoothness(V, ctx["W"] @ V, ctx["degree"]).sum())
+        return ctx["lam"] * graph_term(V, ctx["W"], ctx["degree"])[0]
 
     def _update_documents(self, factors, ctx, AtKA):
         V = factors["V"]

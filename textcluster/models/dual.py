@@ -22,7 +22,7 @@ from .nmf import (
     GNMF,
     NMF,
     fit_scale,
-    graph_smoothness,
+    graph_term,
     normalize_basis,
     reconstruction_error,
     update_documents,
@@ -268,7 +268,7 @@ class ANMF(TermGraphFit, GNMF):
     def _term_graph_term(self, U, ctx):
         if ctx["mu"] == 0:
             return 0.0
-        return ctx["mu"] * float(graph_smoothness(U, ctx["Wt"] @ U, ctx["term_degree"]).sum())
+        return ctx["mu"] * graph_term(U, ctx["Wt"], ctx["term_degree"])[0]
 
     def _update(self, factors, ctx):
         U, V, X, mu = factors["U"], factors["V"], ctx["X"], ctx["mu"]
@@ -406,14 +406,7 @@ class SODNMF(TermGraphFit, FactorizationModel):
         return ctx
 
     def _document_graph(self, X, graph, labels):
-        n = X.shape[0]
-        if n < 2:
-            raise InvalidInputError("a document graph needs at least 2 documents; got 1 sample")
-        if graph is None:
-            W = graphs.knn_graph(X, n_neighbors=min(self.n_neighbors, n - 1),
-                                 weighting=self.weighting)
-        else:
-            W = graphs.check_graph(graph, n)
+        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         if np.any(labels >= 0):
             W = label_aware_graph(W, labels)
         self.graph_ = sp.csr_matrix(W, dtype=X.dtype)
@@ -430,7 +423,7 @@ class SODNMF(TermGraphFit, FactorizationModel):
     # -- starts ------------------------------------------------------------------------
     def _random_factors(self, ctx, rng):
         """Uniform P and A, columns of P and S = CA scaled to unit norm, R = r₀·I."""
-        (n, m), k, dtype = ctx["X"].shape, self.n_components, ctx["dtype"]
+        m, k, dtype = ctx["X"].shape[1], self.n_components, ctx["dtype"]
         P = rng.uniform(size=(m, k)).astype(dtype)
         A = rng.uniform(size=(ctx["n_slots"], k)).astype(dtype)
         P /= np.maximum(np.linalg.norm(P, axis=0), EPS)
@@ -470,15 +463,14 @@ class SODNMF(TermGraphFit, FactorizationModel):
         value = reconstruction_error(ctx["X_norm2"], S * r, XP, P.T @ P)
         for side, F in (("P", P), ("S", S)):
             if ctx[f"alpha{side}"]:
-                smooth = graph_smoothness(F, ctx[f"W{side}"] @ F, ctx[f"d{side}"]).sum()
-                value += ctx[f"alpha{side}"] * float(smooth)
+                value += ctx[f"alpha{side}"] * graph_term(F, ctx[f"W{side}"], ctx[f"d{side}"])[0]
         value += ctx["beta"] * float(np.vdot(P, P) + np.vdot(S, S))
         if ctx["theta"]:
             value += ctx["theta"] * l2_half_penalty(P)
         return value
 
     def _update(self, factors, ctx):
-        P, A, C, r = factors["P"], factors["A"], factors["C"], factors["r"]
+        P, r = factors["P"], factors["r"]
         self._update_terms(P, factors["S"], r, ctx)
         XP = ctx["X"].dot(P)
         G = r[:, None] * (P.T @ P) * r[None, :]  # R PᵀP R
