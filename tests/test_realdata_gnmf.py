@@ -3,7 +3,6 @@
 Slow (minutes): marked ``slow``; skipped with a reason when the corpora are absent.
 """
 
-
 import numpy as np
 import pytest
 
