@@ -25,7 +25,7 @@ def real_data_dir():
     if not folder.is_dir():
         origin = "$TEXTCLUSTER_DATA" if env else "the shared data folder beside the repository"
         pytest.skip(f"real corpora not available: {origin} ({folder}) is not a folder")
-    return folder
+    return folder.resolve()  # absolute: tests may link to its files from elsewhere
 
 
 @pytest.fixture(autouse=True, scope="session")
