@@ -38,13 +38,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import resolve_data_dir
 
 import textcluster
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.executors import ProcessExecutor, SerialExecutor
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 
 PIPELINE = """
 [pipeline]
@@ -65,14 +64,6 @@ seed = 0
 [output]
 dir = "{output}"
 """
-
-
-def resolve_data_dir(arg):
-    if arg:
-        return Path(arg)
-    if os.environ.get("TEXTCLUSTER_DATA"):
-        return Path(os.environ["TEXTCLUSTER_DATA"])
-    return DEFAULT_DATA_DIR
 
 
 def executor_for(name):

@@ -72,6 +72,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import resolve_data_dir
 import scipy
 import scipy.sparse as sp
 import sklearn
@@ -88,21 +89,11 @@ from textcluster.ingest import load_corpus
 from textcluster.models import _linalg
 from textcluster.models.nmf import GNMF
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 CORPUS = "tdt2"
 SK_EPSILON = np.finfo(np.float32).eps  # scikit-learn's _nmf.EPSILON
 
 
 # -- helpers ------------------------------------------------------------------------------
-def resolve_data_dir(arg):
-    if arg:
-        return Path(arg)
-    if os.environ.get("TEXTCLUSTER_DATA"):
-        return Path(os.environ["TEXTCLUSTER_DATA"])
-    return DEFAULT_DATA_DIR
-
-
 def summarize(samples):
     a = np.asarray(samples, dtype=float)
     q1, med, q3 = np.percentile(a, [25, 50, 75])
