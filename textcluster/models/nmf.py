@@ -296,7 +296,7 @@ REFERENCE_ITER = 10  # Lloyd iterations of the reference k-means (support within
 GRAPH_FALLBACK = (
     "the document graph does not agree with the data: the graph-regularized clusters' "
     "support {support:.3f} is below 0.4 × that of k-means ({reference:.3f}); refitting "
-    "without the graph (plain NMF). Pass graph_check=False to keep the graph, or try another "
+    "without the graph (λ = 0: GNMF becomes NMF). Pass graph_check=False to keep the graph, or try another "
     "graph (n_neighbors, weighting)."
 )
 
