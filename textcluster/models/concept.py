@@ -34,7 +34,6 @@ Documents may be weighted by the normalized-cut weighting (``ncw``, Xu, Liu & Go
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
@@ -47,7 +46,7 @@ from ._kernel import (
     normalize_concepts,
     solve_documents,
 )
-from .nmf import graph_term, update_documents
+from .nmf import graph_term, ncw_weighted, update_documents
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
 
@@ -78,14 +77,6 @@ def fit_concept_scale(A, KA, V):
     alpha = A.dtype.type(cross / gram if gram > 0 and cross > 0 else 1.0)
     A *= alpha
     KA *= alpha
-
-
-def ncw_weighted(X, term_totals):
-    """Rows of ``X`` scaled by ``d^{-1/2}``, ``d = X · term_totals`` (normalized-cut weighting;
-    with the corpus' own term totals ``d = K 1``). Documents with ``d = 0`` are kept as they are."""
-    d = np.asarray(X @ term_totals).ravel()
-    scale = (1.0 / np.sqrt(np.where(d > 0, d, 1.0))).astype(X.dtype)
-    return sp.csr_matrix(sp.diags(scale) @ X) if sp.issparse(X) else X * scale[:, None]
 
 
 # -- the estimators -----------------------------------------------------------------------

@@ -124,7 +124,7 @@ class NMF(FactorizationModel):
 
     def _prepare(self, X, y, graph):
         if self.ncw:
-            X = _ncw_weighted(X)
+            X = ncw_weighted(X)
         op = SparseOperator(X)
         return {"X": op, "X_norm2": op.squared_norm(), "dtype": X.dtype}
 
@@ -322,10 +322,12 @@ def fit_scale(U, V, ctx):
     V *= cross / max(gram, EPS)
 
 
-def _ncw_weighted(X):
-    """Rows of ``X`` scaled by ``d^{-1/2}``, ``d = X (Xᵀ 1)`` (normalized-cut weighting)."""
-    d = X @ np.asarray(X.sum(axis=0)).ravel()
-    if np.any(d <= 0):
-        d = np.where(d > 0, d, 1.0)
-    scale = (1.0 / np.sqrt(d)).astype(X.dtype)
+def ncw_weighted(X, term_totals=None):
+    """Rows of ``X`` scaled by ``d^{-1/2}``, ``d = X · term_totals`` (normalized-cut weighting;
+    ``term_totals`` defaults to the corpus' own, ``Xᵀ 1``, giving ``d = X Xᵀ 1``). Documents with
+    ``d = 0`` are kept as they are."""
+    if term_totals is None:
+        term_totals = np.asarray(X.sum(axis=0)).ravel()
+    d = np.asarray(X @ term_totals).ravel()
+    scale = (1.0 / np.sqrt(np.where(d > 0, d, 1.0))).astype(X.dtype)
     return sp.csr_matrix(sp.diags(scale) @ X) if sp.issparse(X) else X * scale[:, None]
