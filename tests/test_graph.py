@@ -120,6 +120,35 @@ def test_ties_go_to_the_lower_index_whatever_the_block_size():
     assert list(W[0].indices) == [3, 6, 8]
 
 
+def very_sparse_data(dtype, seed=0):
+    """Rows with 1-3 of 40 terms, values in {1, 2, 3}: the similarity blocks are mostly
+    empty (ranked sparse), many rows have fewer stored neighbours than k, and ties abound."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((60, 40))
+    for row in X:
+        row[rng.choice(40, size=rng.integers(1, 4), replace=False)] = rng.integers(1, 4)
+    return sp.csr_matrix(X, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 4, 12])
+@pytest.mark.parametrize("block_size", [None, 7])
+def test_sparse_ranking_equals_dense_ranking(dtype, k, block_size, monkeypatch):
+    X = very_sparse_data(dtype)
+    Y = X.toarray()
+    Y /= np.linalg.norm(Y, axis=1, keepdims=True)
+    assert np.count_nonzero(Y @ Y.T) < 0.25 * Y.shape[0] ** 2  # the sparse ranking is used
+    for weighting in ("binary", "cosine"):
+        ranked_sparse = knn_graph(X, k, weighting=weighting, block_size=block_size)
+        monkeypatch.setattr("textcluster.graph.SPARSE_TOP_K", -1.0)  # always dense
+        ranked_dense = knn_graph(X, k, weighting=weighting, block_size=block_size)
+        monkeypatch.undo()
+        assert (ranked_sparse != ranked_dense).nnz == 0
+        if dtype == np.float64:
+            np.testing.assert_allclose(ranked_sparse.toarray(),
+                                       brute_force_knn(X, k, weighting), rtol=1e-12)
+
+
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_each_row_has_at_least_k_neighbours(k):
     X = random_data(n=40, seed=4)
