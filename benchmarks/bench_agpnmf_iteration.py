@@ -81,8 +81,10 @@ def blas_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
 
 # -- textcluster's iteration ------------------------------------------------------------------
 def textcluster_state(X, k, seed):
-    """Prepared context and a random start of AGPNMF (G formed once, like XᵀX above)."""
-    model = AGPNMF(k, gamma=GAMMA, alpha=ALPHA, beta=BETA, random_state=seed)
+    """Prepared context and a random start of AGPNMF (G formed once, like XᵀX above): the
+    paper's reading of γ, a random S and the plain majorization step, as transcribed above."""
+    model = AGPNMF(k, gamma=GAMMA, alpha=ALPHA, beta=BETA, scaling="paper",
+                   start_graph="random", accelerate=False, random_state=seed)
     model._validate_params()
     ctx = model._prepare(X, None, None)
     factors = model._random_factors(ctx, np.random.RandomState(seed))

@@ -16,7 +16,11 @@ from ._planted import planted_corpus, poisson_tfidf
 
 ALL = MODELS.names()
 FACTORIZATIONS = [n for n in ALL if issubclass(MODELS.get(n), FactorizationModel)]
-FAST = {"kmeans": {"n_init": 3}, "lsi-kmeans": {"n_init": 3}}
+# The projective models' cube-root steps move slowly once the graph term leads (their scale-free
+# default γ): on the planted corpora 60 iterations gave NMI 0.56-0.96, 200 gave 0.93-1.0.
+PROJECTIVE = {"n_init": 3, "init_iter": 10, "max_iter": 200, "n_assign_init": 5}
+FAST = {"kmeans": {"n_init": 3}, "lsi-kmeans": {"n_init": 3}, "agpnmf": PROJECTIVE,
+        "kagpnmf": PROJECTIVE}
 
 
 def fast_model(name, **params):

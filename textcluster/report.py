@@ -30,8 +30,10 @@ import pandas as pd
 from . import plots
 from ._errors import DataNotFoundError, InvalidInputError
 from .batch import ledger as ledger_store
+from .batch.spec import method_label
 from .export import _atomic_write
 from .markup import Bullets, Code, Heading, Image, Paragraph, Table, to_html, to_markdown
+from .published import Published, read_published, report_blocks
 from .summary import (
     ALPHA,
     MIN_PAIRS,
@@ -123,14 +125,6 @@ def _damaged_json(path):
                             f"({exc.msg} at character {exc.pos}); the ledger is damaged — "
                             f"delete that row and re-run the batch")
     return f"{path}: the ledger holds invalid JSON; it is damaged"
-
-
-def method_label(model, variant):
-    """``model``, or ``model:variant`` for a named variant (e.g. an ablation)."""
-    if _is_missing(variant):
-        return str(model)
-    variant = str(variant).strip()
-    return str(model) if variant in ("", str(model)) else f"{model}:{variant}"
 
 
 def method_order(jobs, pipeline_text=""):
@@ -709,6 +703,7 @@ class _Writer:
         self.blocks, self.plots, self.csvs = [], [], []
         self.long = {}  # metric -> CSV records
         self.significance, self.sweeps, self.ablations = [], [], []
+        self.published, self.published_rows = Published(), []  # the pipeline's [published]
 
     def plot(self, function, name, caption, *args, **kwargs):
         relative = Path("plots") / f"{name}.png"
@@ -741,6 +736,7 @@ def write_report(ledger_path, out_dir=None, baseline=None, metrics=None):
     out = Path(out_dir) if out_dir is not None else ledger.path.parent / "report"
     out.mkdir(parents=True, exist_ok=True)
     writer = _Writer(out)
+    writer.published = read_published(ledger.meta)
     _write_overview(writer, ledger, done, methods)
     for section in _sections(done, methods, baseline, ledger.meta.get("pipeline", "")):
         _write_section(writer, section, chosen)
@@ -861,7 +857,7 @@ def _write_section(writer, section, metrics):
 
 
 def _write_k_tables(writer, section, metrics):
-    summaries = []
+    summaries, by_metric = [], {}
     for metric in metrics:
         table = build_k_table(section, metric)
         writer.blocks.append(k_table_markup(table))
@@ -874,6 +870,10 @@ def _write_k_tables(writer, section, metrics):
         info = table.info
         summaries.append(_in_order(table.summary, section.methods)
                          .assign(metric=metric, label=info.axis_label))
+        by_metric[metric] = table.summary
+    blocks, rows = report_blocks(writer.published, section.corpus, section.protocol, by_metric)
+    writer.blocks.extend(blocks)
+    writer.published_rows.extend(rows)
     if len(set(section.rows["k"].dropna())) > 1:
         panels = [(m, metric_info(m).axis_label) for m in metrics]
         writer.plot(plots.metric_vs_k, f"{section.slug}-vs-k",
@@ -1007,6 +1007,9 @@ def _write_csvs(writer, ledger):
         writer.csv("sweeps", pd.DataFrame.from_records(writer.sweeps))
     if writer.ablations:
         writer.csv("ablations", pd.DataFrame.from_records(writer.ablations))
+    if writer.published_rows:
+        writer.csv("published", _integer_columns(pd.DataFrame.from_records(
+            writer.published_rows), ("draws_min", "draws_max")))
     failed = ledger.jobs[ledger.jobs["status"] == "failed"]
     if len(failed):
         columns = ["key", "method", "corpus", "protocol", "k", "draw", "seed", "error"]

@@ -9,6 +9,10 @@ A pipeline file has five tables (see ``pipelines/smoke.toml`` for a commented ex
                   labeled_fraction / labeled_per_class, sweep
     [output]      dir (the ledger is <dir>/ledger.sqlite)
 
+and optionally ``[published]``: ``source`` and, per corpus, method label (``model`` or
+``model:variant``) → ``{ metric = number }``, the published numbers the report sets beside the
+reproduced ones (:mod:`textcluster.published`); they are not part of any job.
+
 Protocols (DESIGN §6): ``class-subset`` (for each k, ``draws`` random sets of k classes; every
 model sees the same draws), ``full`` (the whole selection, k clusters), ``sweep`` (one
 parameter over a grid, the others fixed; each parameter of ``[protocol.sweep]`` in turn),
@@ -24,6 +28,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 from dataclasses import asdict, dataclass
 from numbers import Integral, Real
 from pathlib import Path
@@ -37,8 +42,10 @@ except ModuleNotFoundError:  # Python 3.10
 
 from .._errors import InvalidInputError
 from ..ingest import resolve_loader
+from ..metrics import METRICS
 from ..models import MODELS, make_model
 from ..pipeline import PREPROCESS_DEFAULTS
+from ..summary import UNLABELED
 
 PROTOCOLS = ("class-subset", "full", "sweep", "ablation", "convergence")
 DOCUMENTS = ("class-subset", "full")
@@ -49,6 +56,7 @@ KNOWN_KEYS = {
     "protocol": ("kind", "documents", "k", "draws", "seed", "repeats", "seeds",
                  "labeled_fraction", "labeled_per_class", "sweep"),
     "output": ("dir",),
+    "published": ("source",),  # and one table per corpus: method = { metric = number }
 }
 # Model parameters the protocol sets, and the key that sets them.
 PROTOCOL_PARAMS = {"n_components": "protocol.k", "random_state": "protocol.seeds"}
@@ -130,7 +138,8 @@ def load_pipeline(path, overrides=(), data_dir=None):
     output = Path(output)
     pipeline = Pipeline(name, where, text, tuple(overrides), config,
                         None if data_dir is None else str(data_dir), output)
-    expand(pipeline)  # validates corpora, models and protocol
+    jobs = expand(pipeline)  # validates corpora, models and protocol
+    _check_published(config, jobs, where)
     return pipeline
 
 
@@ -526,3 +535,73 @@ def _validate(name, params, where):
         model._validate_params()
     except InvalidParameterError as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
+
+
+# -- published numbers -----------------------------------------------------------------------
+def _check_published(config, jobs, where):
+    """``[published]``: an optional ``source`` string and, for corpora of ``[[corpora]]``, a
+    table of method label → ``{ metric = number }``; the labels are those of the jobs."""
+    table = config.get("published")
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise InvalidInputError(f"{where}: published must be a table ([published]) of source "
+                                "and one table per corpus")
+    corpora = [entry["name"] for entry in config["corpora"]]
+    methods = {}  # method label -> model, in job order
+    for job in jobs:
+        methods.setdefault(method_label(job.model, job.variant), job.model)
+    for key, value in table.items():
+        if key == "source":
+            if not isinstance(value, str):
+                raise InvalidInputError(f"{where}: [published] source must be a string (where "
+                                        f"the numbers come from), got {value!r}")
+            continue
+        if key not in corpora:
+            raise InvalidInputError(
+                f"{where}: [published] {key!r} is not a corpus of [[corpora]]; the corpora "
+                f"are: {', '.join(corpora)} (the other key is source, a string)"
+            )
+        if not isinstance(value, dict):
+            raise InvalidInputError(f"{where}: [published] {key} must be a table "
+                                    f"([published.{key}]) of method = {{ metric = number }}")
+        for label, numbers in value.items():
+            at = f"{where}: [published.{key}] {label!r}"
+            _check_method_label(label, methods, at)
+            _check_published_numbers(numbers, at)
+
+
+def method_label(model, variant):
+    """How reports name a job's method: ``model``, or ``model:variant`` for a named variant
+    (``variant`` may be None or NaN, as read back from a ledger)."""
+    if not isinstance(variant, str):
+        variant = ""
+    variant = variant.strip()
+    return str(model) if variant in ("", str(model)) else f"{model}:{variant}"
+
+
+def _check_method_label(label, methods, where):
+    if label in methods:
+        return
+    model, _, variant = label.partition(":")
+    if model not in methods.values():
+        raise InvalidInputError(f"{where}: no [[models]] entry named {model!r}; the models "
+                                f"are: {', '.join(dict.fromkeys(methods.values()))}")
+    of_model = [m for m, name in methods.items() if name == model]
+    what = f"has no variant {variant!r}" if variant else "runs only as its variants"
+    raise InvalidInputError(f"{where}: model {model!r} {what}; its method labels are: "
+                            f"{', '.join(of_model)}")
+
+
+def _check_published_numbers(numbers, where):
+    if not isinstance(numbers, dict) or not numbers:
+        raise InvalidInputError(f"{where} must be a table of metric = number, e.g. "
+                                "{ accuracy = 80.8, nmi = 79.9 }")
+    known = METRICS.names() + [name + UNLABELED for name in METRICS.names()]
+    for metric, value in numbers.items():
+        if metric not in known:
+            raise InvalidInputError(f"{where}: unknown metric {metric!r}; the known metrics "
+                                    f"are: {', '.join(known)}")
+        if not (isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)):
+            raise InvalidInputError(f"{where}: {metric} must be a number, in % as the report "
+                                    f"shows it (e.g. {metric} = 80.8), got {value!r}")

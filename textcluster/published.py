@@ -1,0 +1,238 @@
+"""Published numbers beside the reproduced ones: the ``[published]`` table of a pipeline file.
+
+A pipeline may state the averages over k that a paper printed (e.g. Cai et al., *Graph
+Regularized NMF*, paper 003, Tables 2–3), per corpus and method, in the unit the report shows
+the metric in (% for the papers' metrics)::
+
+    [published]
+    source = "Paper 003, Tables 2-3: averages over k = 2..10"
+    [published.tdt2]
+    kmeans = { accuracy = 80.8, nmi = 79.9 }
+    "nmf:ncw" = { accuracy = 89.4, nmi = 87.0 }
+
+The report's k-table sections then set each published value beside the reproduced average —
+the "Avg." of the k tables, the mean over k of the per-k means — with the difference
+(reproduced − published) and the spread (the mean over k of the per-k standard deviations over
+the draws), and say whether the reproduction is within the spread, better, or short by more
+than the spread.
+"""
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ._errors import TextclusterError
+from .batch.spec import apply_override, tomllib
+from .markup import Paragraph, Table
+from .summary import average_over_k, metric_info
+
+__all__ = ["Published", "comparison_records", "comparison_table", "published_from_config",
+           "read_published", "report_blocks", "shortfall_text", "verdict"]
+
+WITHIN = "within the spread"
+SHORT = "short by more than the spread"
+NOT_REPRODUCED = "not reproduced (no finished runs)"
+NO_SPREAD = " (one run per k: no spread)"
+
+
+@dataclass(frozen=True)
+class Published:
+    """The published numbers of a pipeline: ``corpora[corpus][method][metric] = value``."""
+
+    source: str = ""
+    corpora: dict = field(default_factory=dict)
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+def read_published(meta):
+    """The ``[published]`` table of the pipeline text a ledger's ``meta`` keeps (with the
+    batch's ``--set published.…`` overrides applied); empty when there is none or the text is
+    not TOML."""
+    text = meta.get("pipeline")
+    if not isinstance(text, str) or not text.strip():
+        return Published()
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return Published()
+    for override in _published_overrides(meta.get("overrides")):
+        try:
+            apply_override(config, override)
+        except TextclusterError:
+            continue
+    return published_from_config(config)
+
+
+def _published_overrides(stored):
+    try:
+        overrides = json.loads(stored) if isinstance(stored, str) else []
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(overrides, list):
+        return []
+    return [o for o in overrides if isinstance(o, str) and o.strip().startswith("published.")]
+
+
+def published_from_config(config):
+    """:class:`Published` from the TOML tables of a pipeline; entries that are not
+    ``method = { metric = number }`` are left out."""
+    table = config.get("published")
+    if not isinstance(table, dict):
+        return Published()
+    source = table.get("source")
+    corpora = {}
+    for corpus, methods in table.items():
+        if corpus == "source" or not isinstance(methods, dict):
+            continue
+        numbers = {method: {metric: float(value) for metric, value in values.items()
+                            if _is_number(value)}
+                   for method, values in methods.items() if isinstance(values, dict)}
+        corpora[corpus] = {method: values for method, values in numbers.items() if values}
+    return Published(source if isinstance(source, str) else "", corpora)
+
+
+def _is_number(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+# -- comparing -----------------------------------------------------------------------------------
+
+
+def verdict(difference, spread, greater_is_better):
+    """How a reproduced average compares with the published one, ``difference`` = reproduced −
+    published: within the spread when ``|difference| <= spread``, else "above" ("below" where
+    lower is better) when the reproduction is better and short by more than the spread when it
+    is worse. A NaN spread (one run per k) compares with a spread of 0 and says so."""
+    if difference is None or not np.isfinite(difference):
+        return NOT_REPRODUCED
+    unknown = spread is None or not np.isfinite(spread)
+    if abs(difference) <= (0.0 if unknown else spread):
+        return WITHIN + (NO_SPREAD if unknown else "")
+    if greater_is_better is None:
+        text = "differs by more than the spread"
+    elif (difference > 0) == bool(greater_is_better):
+        text = "above" if greater_is_better else "below"
+    else:
+        text = SHORT
+    return text + (NO_SPREAD if unknown else "")
+
+
+def comparison_records(numbers, summaries):
+    """One record per (method, metric) of ``numbers`` (``{method: {metric: value}}``, one
+    corpus) whose metric has a summary in ``summaries`` (``{metric: summarize_by_k frame}``):
+    published, reproduced (mean over k of the per-k means), difference, spread (mean over k of
+    the per-k standard deviations), the k's, the draws per k and the verdict."""
+    records = []
+    for method, values in numbers.items():
+        for metric, published in values.items():
+            if metric in summaries:
+                records.append(_record(method, metric, published, summaries[metric]))
+    return records
+
+
+def _record(method, metric, published, summary):
+    info = metric_info(metric)
+    rows = summary[summary["method"] == method]
+    record = {"method": method, "metric": metric, "unit": "%" if info.percent else "",
+              "published": float(published), "reproduced": math.nan, "difference": math.nan,
+              "spread": math.nan, "n_k": 0, "k_values": "", "draws_min": None,
+              "draws_max": None}
+    if len(rows):
+        reproduced = float(average_over_k(rows).loc[method, "mean"])
+        stds = pd.to_numeric(rows["std"], errors="coerce").dropna()
+        record.update(reproduced=reproduced, difference=reproduced - float(published),
+                      spread=float(stds.mean()) if len(stds) else math.nan,
+                      n_k=int(rows["k"].nunique()),
+                      k_values=" ".join(str(int(k)) for k in sorted(rows["k"].unique())),
+                      draws_min=int(rows["draws"].min()), draws_max=int(rows["draws"].max()))
+    record["verdict"] = verdict(record["difference"], record["spread"], info.greater_is_better)
+    return record
+
+
+# -- report blocks -------------------------------------------------------------------------------
+
+
+def comparison_table(records, corpus, source=""):
+    """The records as a report table: one row per (method, metric)."""
+    rows = []
+    for r in records:
+        percent = r["unit"] == "%"
+        rows.append([r["method"], metric_info(r["metric"]).label,
+                     _number(r["published"], percent), _number(r["reproduced"], percent),
+                     _number(r["difference"], percent, signed=True),
+                     _number(r["spread"], percent), _k_range(r["k_values"]),
+                     _draws(r["draws_min"], r["draws_max"]), r["verdict"]])
+    header = ["method", "metric", "published", "reproduced", "difference", "spread", "k",
+              "draws per k", "verdict"]
+    caption = f"Published vs reproduced on {corpus}" + (f" ({source})" if source else "")
+    notes = [
+        ("Values in % for the papers' metrics, as in the k tables. Reproduced = Avg. of the k "
+         "tables (mean over k of the per-k means); difference = reproduced − published; "
+         "spread = mean over k of the per-k standard deviations over the draws."),
+        ("Within the spread: |difference| ≤ spread; above (below, where lower is better): "
+         "better than published by more than the spread."),
+    ]
+    return Table(header, rows, caption, notes)
+
+
+def shortfall_text(records, corpus):
+    """One line naming the methods short of a published value by more than the spread (and
+    those without finished runs), or saying that there are none."""
+    short = _methods_with(records, lambda v: v.startswith("short"))
+    missing = _methods_with(records, lambda v: v == NOT_REPRODUCED)
+    parts = []
+    if short:
+        parts.append(f"Short of the published numbers by more than the spread on {corpus}: "
+                     f"{short}.")
+    if missing:
+        parts.append(f"Published but not reproduced (no finished runs): {missing}.")
+    return " ".join(parts) or (f"On {corpus} no reproduced average is short of the published "
+                               "one by more than the spread.")
+
+
+def _methods_with(records, chosen):
+    metrics = {}
+    for r in records:
+        if chosen(r["verdict"]):
+            metrics.setdefault(r["method"], []).append(metric_info(r["metric"]).label)
+    return "; ".join(f"{method} ({', '.join(labels)})" for method, labels in metrics.items())
+
+
+def report_blocks(published, corpus, protocol, summaries):
+    """``(blocks, CSV rows)`` for one k-table section: the comparison table and the shortfall
+    line, nothing when ``published`` has no numbers for ``corpus`` and these metrics."""
+    records = comparison_records(published.corpora.get(corpus, {}), summaries)
+    if not records:
+        return [], []
+    blocks = [comparison_table(records, corpus, published.source),
+              Paragraph(shortfall_text(records, corpus))]
+    rows = [{"corpus": corpus, "protocol": protocol, **r, "source": published.source}
+            for r in records]
+    return blocks, rows
+
+
+def _number(value, percent, signed=False):
+    if value is None or not np.isfinite(value):
+        return "—"
+    return f"{value:{'+' if signed else ''}{'.1f' if percent else '.4g'}}"
+
+
+def _k_range(k_values):
+    ks = [int(k) for k in k_values.split()]
+    if not ks:
+        return "—"
+    if len(ks) > 2 and ks == list(range(ks[0], ks[-1] + 1)):
+        return f"{ks[0]}–{ks[-1]}"
+    return ", ".join(str(k) for k in ks)
+
+
+def _draws(low, high):
+    if low is None:
+        return "—"
+    return str(low) if low == high else f"{low}–{high}"
