@@ -16,7 +16,6 @@ Usage: python reports/agpnmf_defaults.py [--data-dir DIR] [--draws 3]
 """
 
 import argparse
-import os
 import sys
 import time
 import warnings
@@ -41,14 +40,6 @@ METHODS = {
 }
 
 
-def data_dir(arg):
-    if arg:
-        return Path(arg)
-    if os.environ.get("TEXTCLUSTER_DATA"):
-        return Path(os.environ["TEXTCLUSTER_DATA"])
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
 def draws(data, n_draws):
     """``(corpus name, draw seed, X, labels)`` for each held-out five-class draw."""
     for name, select in (("tdt2", {"variant": "top30"}), ("reuters-cai", {"top": 30})):
@@ -69,13 +60,14 @@ def scores(X, y):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir")
+    parser.add_argument("--data-dir", help="folder of the corpora (default: $TEXTCLUSTER_DATA, "
+                        "then corpora/)")
     parser.add_argument("--draws", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rows, start = [], time.time()
-    for corpus, seed, X, y in draws(data_dir(args.data_dir), args.draws):
+    for corpus, seed, X, y in draws(args.data_dir, args.draws):
         row = scores(X, y)
         rows.append((corpus, seed, X.shape[0], row))
         print(corpus, seed, X.shape[0], {k: round(v, 3) for k, v in row.items()},
