@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import TextclusterError
-from .batch.spec import apply_override, tomllib
+from .batch.spec import apply_override, is_number, tomllib
 from .markup import Paragraph, Table
 from .summary import average_over_k, metric_info
 
@@ -90,15 +90,10 @@ def published_from_config(config):
         if corpus == "source" or not isinstance(methods, dict):
             continue
         numbers = {method: {metric: float(value) for metric, value in values.items()
-                            if _is_number(value)}
+                            if is_number(value)}
                    for method, values in methods.items() if isinstance(values, dict)}
         corpora[corpus] = {method: values for method, values in numbers.items() if values}
     return Published(source if isinstance(source, str) else "", corpora)
-
-
-def _is_number(value):
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
 
 
 # -- comparing -----------------------------------------------------------------------------------

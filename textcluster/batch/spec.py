@@ -593,6 +593,11 @@ def _check_method_label(label, methods, where):
                             f"{', '.join(of_model)}")
 
 
+def is_number(value):
+    """A finite int or float (not a bool), as a published number must be."""
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _check_published_numbers(numbers, where):
     if not isinstance(numbers, dict) or not numbers:
         raise InvalidInputError(f"{where} must be a table of metric = number, e.g. "
@@ -602,6 +607,6 @@ def _check_published_numbers(numbers, where):
         if metric not in known:
             raise InvalidInputError(f"{where}: unknown metric {metric!r}; the known metrics "
                                     f"are: {', '.join(known)}")
-        if not (isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)):
+        if not is_number(value):
             raise InvalidInputError(f"{where}: {metric} must be a number, in % as the report "
                                     f"shows it (e.g. {metric} = 80.8), got {value!r}")

@@ -25,6 +25,7 @@ from ._kernel import (
     solve_documents,
 )
 from .nmf import update_documents
+from .projective import projection_ratio
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -50,11 +51,10 @@ def update_cluster_indicators(H, KH):
     Derived (majorization): ``−2 tr(HᵀKH)`` is concave (K is positive semi-definite), so its
     tangent bounds it from above; the quartic ``tr(HᵀKH HᵀH)`` has non-negative coefficients,
     so ``Σ ∂_ik · H̃_ik (H_ik/H̃_ik)⁴ / 4`` bounds it. The minimizer of the bound is this update,
-    hence the objective never increases.
+    hence the objective never increases. It is PNMF's step (:func:`projective.projection_ratio`
+    with γ = 0) with ``K`` in place of ``X Xᵀ``.
     """
-    denominator = KH @ (H.T @ H) + H @ (H.T @ KH)
-    np.maximum(denominator, EPS, out=denominator)
-    H *= np.cbrt(np.divide(2.0 * KH, denominator, out=denominator))
+    H *= np.cbrt(projection_ratio(H, KH))
 
 
 def fit_indicator_scale(H, KH):

@@ -212,9 +212,11 @@ def gaussian_map(D2, sigma, rows=ROW_BLOCK):
 
 
 # -- the math: small pure functions ---------------------------------------------------------
-def projective_error(trace, HtGH, HtH):
-    """``‖X − H HᵀX‖² = tr G − 2 tr(HᵀGH) + tr(HᵀH · HᵀGH)`` (paper 000, eq. 6)."""
-    return max(trace - 2.0 * float(np.trace(HtGH)) + float(np.vdot(HtH, HtGH)), 0.0)
+def projective_error(trace, H, GH):
+    """``‖X − H HᵀX‖² = tr G − 2 tr(HᵀGH) + tr(HᵀH · HᵀGH)`` (paper 000, eq. 6), from
+    ``tr G`` and ``G H``."""
+    HtGH = H.T @ GH
+    return max(trace - 2.0 * float(np.trace(HtGH)) + float(np.vdot(H.T @ H, HtGH)), 0.0)
 
 
 def projection_ratio(H, GH, gamma=0.0, degree=None, RH=None):
@@ -386,16 +388,16 @@ class PNMF(FactorizationModel):
 
     def _objective(self, factors, ctx):
         H, GH = factors["H"], factors["GH"]
-        return projective_error(ctx["gram"].trace, H.T @ GH, H.T @ H)
+        return projective_error(ctx["gram"].trace, H, GH)
 
     def _update(self, factors, ctx):
         H, GH, gram = factors["H"], factors["GH"], ctx["gram"]
 
         def evaluate(H):
             GH = gram.dot(H)
-            return projective_error(gram.trace, H.T @ GH, H.T @ H), GH
+            return projective_error(gram.trace, H, GH), GH
 
-        current = projective_error(gram.trace, H.T @ GH, H.T @ H)
+        current = projective_error(gram.trace, H, GH)
         factors["H"], value, factors["GH"] = projection_step(
             H, projection_ratio(H, GH), evaluate, current, self.accelerate)
         return value
@@ -609,12 +611,12 @@ class AGPNMF(PNMF):
 
         def evaluate(H):  # the terms with H; tr(HᵀSH) = tr(HᵀRH)
             GH = gram.dot(H)
-            value = projective_error(gram.trace, H.T @ GH, H.T @ H)
+            value = projective_error(gram.trace, H, GH)
             if gamma > 0:
                 value += gamma * graph_smoothness(H, S @ H, degree)
             return value, GH
 
-        current = projective_error(gram.trace, H.T @ GH, H.T @ H)
+        current = projective_error(gram.trace, H, GH)
         if gamma > 0:
             current += gamma * graph_smoothness(H, RH, degree)
         ratio = projection_ratio(H, GH, gamma, degree, RH)
