@@ -15,11 +15,12 @@ from click.testing import CliRunner
 from textcluster.batch import load_pipeline, load_results, make_executor, run_batch
 from textcluster.batch.executors import ProcessExecutor
 from textcluster.batch.ledger import Ledger, read_statuses
-from textcluster.batch.spec import tomllib
+from textcluster.batch.spec import expand, tomllib
 from textcluster.cli import main
 from textcluster.models import MODELS
 
 from ._batch import write_pipeline, write_planted_mat
+from ._citeulike import KEPT_ARTICLES, write_citeulike
 
 PIPELINES = Path(__file__).resolve().parents[1] / "pipelines"
 RESULT_COLUMNS = ["key", "status", "k", "draw", "seed", "metrics", "objective"]
@@ -129,6 +130,46 @@ def test_convergence_records_the_objective_per_iteration(tmp_path, data_dir):
     history = np.array(row["objective"])
     assert len(history) == 26  # the start and 25 iterations
     assert np.all(np.diff(history) <= 1e-6 * history[:-1])
+
+
+def test_kept_clusters_give_the_report_cross_view_agreement(tmp_path):
+    """[output] clusters = true keeps each job's clusters; on corpora without labels the
+    report compares the views and the seeds with the NMI of textcluster.export.agreement."""
+    from textcluster.crossview import read_clusters
+    from textcluster.export import agreement
+
+    data_dir = tmp_path / "data"
+    write_citeulike(data_dir)
+    pipeline = tmp_path / "p.toml"
+    views = "".join(f'[[corpora]]\nname = "citeulike-t:{view}"\nselect = {{ min_count = 2 }}\n'
+                    for view in ("tags", "combined"))
+    pipeline.write_text(
+        views + '[[models]]\nname = "kmeans"\nparams = { n_init = 2 }\n'
+        '[protocol]\nkind = "full"\nk = 2\nrepeats = 2\n'
+        f'[output]\ndir = "{(tmp_path / "out").as_posix()}"\nclusters = true\n',
+        encoding="utf-8")
+    loaded = load_pipeline(pipeline, data_dir=str(data_dir))
+    unkept = load_pipeline(pipeline, ["output.clusters=false"], data_dir=str(data_dir))
+    assert [j.key for j in expand(loaded)] == [j.key for j in expand(unkept)]
+    summary = run_batch(loaded)
+    assert summary.done == 4 and summary.report_error is None
+    frame = load_results(tmp_path / "out")
+    clusters = {(row.corpus, row.seed): read_clusters(tmp_path / "out" / "clusters", row.key)
+                for row in frame.itertuples()}
+    assert all(sorted(ids) == KEPT_ARTICLES for ids, _ in clusters.values())
+    used = dict(zip(zip(frame["corpus"], frame["seed"]), frame["metric.n_clusters"]))
+    assert all(len(set(labels)) == used[run] for run, (_, labels) in clusters.items())
+    table = pd.read_csv(tmp_path / "out" / "report" / "tables" / "agreement.csv")
+    across = table[table["between"] == "corpora"].set_index("k")
+    tags, both = "citeulike-t:tags", "citeulike-t:combined"
+    expected = np.mean([agreement(clusters[tags, s][1], clusters[both, s][1],
+                                  clusters[tags, s][0], clusters[both, s][0]) for s in (0, 1)])
+    assert across.loc[2, "mean"] == pytest.approx(expected)
+    assert across.loc[2, "pairs"] == 2 and across.loc[2, "n_shared"] == 4
+    assert len(table[table["between"] == "seeds"]) == 2  # one seed pair per view
+    text = (tmp_path / "out" / "report" / "report.md").read_text(encoding="utf-8")
+    assert "Across corpora (views)" in text and "citeulike-t:tags ↔ citeulike-t:combined" in text
+    assert "no class labels" in text and "final objective" in text
 
 
 def test_the_report_is_written_after_the_batch(tmp_path, data_dir, monkeypatch):

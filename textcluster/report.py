@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import plots
+from . import crossview, plots
 from ._errors import DataNotFoundError, InvalidInputError
 from .batch import ledger as ledger_store
-from .batch.spec import method_label
+from .batch.spec import CLUSTERS_DIR, method_label
 from .export import _atomic_write
 from .markup import Bullets, Code, Heading, Image, Paragraph, Table, to_html, to_markdown
 from .published import Published, read_published, report_blocks
@@ -529,6 +529,89 @@ def convergence_markup(rows, methods):
                   "(relative) from one iteration to the next."])
 
 
+def objective_markup(rows, methods):
+    """Per method: runs, clusters used and the final objective (each model has its own)."""
+    header = ["method", "runs", "documents", "k", "non-empty clusters (mean)",
+              "final objective (mean ± std)"]
+    table_rows = []
+    for method in methods:
+        of_method = rows[rows["method"] == method]
+        finals = np.array([t[-1] for t in of_method["objective"]
+                           if isinstance(t, list) and t], dtype=float)
+        used = _counts(of_method, "metric.n_clusters")
+        ks = ", ".join(str(int(k)) for k in sorted(of_method["k"].dropna().unique()))
+        docs = ", ".join(f"{int(n):,}" for n in sorted(_counts(of_method, "metric.n_docs")
+                                                        .dropna().unique()))
+        final = "—" if not len(finals) else (
+            f"{finals.mean():.6g}" + (f" ± {finals.std(ddof=1):.2g}" if len(finals) > 1 else ""))
+        table_rows.append([method, str(len(of_method)), docs or "—", ks,
+                           "—" if used.isna().all() else f"{used.mean():.1f}",
+                           final])
+    return Table(header, table_rows, "Runs and objectives",
+                 ["Each model minimizes its own objective: compare a model's values across "
+                  "corpora and seeds, not across models."])
+
+
+def _counts(rows, column):
+    if column not in rows.columns:
+        return pd.Series(np.nan, index=rows.index)
+    return pd.to_numeric(rows[column], errors="coerce")
+
+
+# -- agreement between clusterings (corpora without labels) --------------------------------------
+
+
+def _kept_clusters(done, folder):
+    return folder.is_dir() and any((folder / f"{key}.csv").is_file() for key in done["key"])
+
+
+def agreement_markup(summary, methods, caption, note):
+    """Rows method and k, one column per pair of corpora (or per corpus for seed pairs)."""
+    summary = summary.assign(pair=[a if a == b else f"{a} ↔ {b}"
+                                   for a, b in zip(summary["first"], summary["second"])])
+    pairs = list(dict.fromkeys(summary["pair"]))
+    cells = summary.set_index(["method", "k", "pair"])
+    rows = []
+    for method in [m for m in methods if m in set(summary["method"])]:
+        for k in sorted(summary.loc[summary["method"] == method, "k"].unique()):
+            row = [method, str(int(k))]
+            for pair in pairs:
+                if (method, k, pair) not in cells.index:
+                    row.append("—")
+                    continue
+                cell = cells.loc[(method, k, pair)]
+                spread = f" ± {cell['std']:.3f}" if cell["pairs"] > 1 else ""
+                row.append(f"{cell['mean']:.3f}{spread} ({int(cell['pairs'])})")
+            rows.append(row)
+    return Table(["method", "k"] + pairs, rows, caption, [note])
+
+
+def _write_agreement(writer, done, folder, methods, pipeline_text=""):
+    if not _kept_clusters(done, folder):
+        return
+    done = done.sort_values("corpus", kind="stable",  # pairs in the pipeline's corpus order
+                            key=lambda c: c.map(lambda name: _name_position(
+                                pipeline_text, name, quoted=True)))
+    views = crossview.summarize_agreement(crossview.cross_view_agreement(done, folder))
+    seeds = crossview.summarize_agreement(crossview.seed_agreement(done, folder))
+    if views.empty and seeds.empty:
+        return
+    writer.blocks.append(Heading(2, "Agreement between clusterings"))
+    writer.blocks.append(Paragraph(
+        "NMI between two clusterings of the same documents (1: the same partition, 0: "
+        "independent), mean ± std over the pairs of runs (their number in brackets)."))
+    if not views.empty:
+        writer.blocks.append(agreement_markup(
+            views, methods, "Across corpora (views): same method, k and seed",
+            "Computed on the documents both corpora hold."))
+    if not seeds.empty:
+        writer.blocks.append(agreement_markup(
+            seeds, methods, "Across seeds: same method, k and corpus",
+            "How far a method agrees with itself: the ceiling for the agreement across views."))
+    writer.csv("agreement", pd.concat([views.assign(between="corpora"),
+                                       seeds.assign(between="seeds")], ignore_index=True))
+
+
 # -- overview ------------------------------------------------------------------------------------
 
 
@@ -730,7 +813,10 @@ def write_report(ledger_path, out_dir=None, baseline=None, metrics=None):
     """
     ledger = restrict_to_pipeline(read_ledger(ledger_path))
     done = _finished_jobs(ledger)
-    chosen = select_metrics(available_metrics(done), _metric_list(metrics))
+    clusters_dir = ledger.path.parent / CLUSTERS_DIR
+    available = available_metrics(done)
+    chosen = ([] if not available and metrics is None and _kept_clusters(done, clusters_dir)
+              else select_metrics(available, _metric_list(metrics)))
     methods = method_order(done, ledger.meta.get("pipeline", ""))
     _check_baseline(baseline, done, methods)
     out = Path(out_dir) if out_dir is not None else ledger.path.parent / "report"
@@ -740,6 +826,7 @@ def write_report(ledger_path, out_dir=None, baseline=None, metrics=None):
     _write_overview(writer, ledger, done, methods)
     for section in _sections(done, methods, baseline, ledger.meta.get("pipeline", "")):
         _write_section(writer, section, chosen)
+    _write_agreement(writer, done, clusters_dir, methods, ledger.meta.get("pipeline", ""))
     _write_csvs(writer, ledger)
     title = f"textcluster report: {ledger.path.parent.name or ledger.path.name}"
     markdown = out / "report.md"
@@ -840,9 +927,11 @@ def _write_overview(writer, ledger, done, methods):
 def _write_section(writer, section, metrics):
     present = [m for m in metrics if not metric_values(section.rows, m).empty]
     writer.blocks.append(Heading(2, section.title))
-    if not present:
-        writer.blocks.append(Paragraph("No metric recorded for these jobs."))
-    if section.baseline and section.protocol != "sweep":
+    if not present and section.protocol != "convergence":
+        writer.blocks.append(Paragraph(
+            "No clustering metric: these documents have no class labels."))
+        writer.blocks.append(objective_markup(section.rows, section.methods))
+    if section.baseline and section.protocol != "sweep" and present:
         writer.blocks.append(Paragraph(f"Baseline for the significance tests: {section.baseline}."))
     if section.protocol in K_TABLE_PROTOCOLS and present:
         _write_k_tables(writer, section, present)

@@ -18,11 +18,14 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .. import __version__
 from .._errors import InvalidInputError, TextclusterError
+from ..export import _atomic_write
 from ..metrics import evaluate
 from ..models import make_model
 from ..pipeline import Timer, load_corpus, represent
@@ -70,8 +73,17 @@ def _fit_and_score(job, timer):
         model.fit(X, y, **fit_args)
     with timer.stage("evaluate"):
         metrics = score(truth, model.labels_, y)
-    return {"k": k, "labeled": labeled, "metrics": metrics,
-            "objective": objective(model, job.record_history)}
+    result = {"k": k, "labeled": labeled, "metrics": metrics,
+              "objective": objective(model, job.record_history)}
+    if job.keep_clusters:
+        result["clusters"] = clusters_csv(np.asarray(rep.corpus.ids)[rows], model.labels_)
+    return result
+
+
+def clusters_csv(ids, labels):
+    """The ``doc_id,cluster`` CSV text of one job's clustering."""
+    frame = pd.DataFrame({"doc_id": ids, "cluster": np.asarray(labels, dtype=int)})
+    return frame.to_csv(index=False)
 
 
 def representation(job):
@@ -220,7 +232,7 @@ def run_batch(pipeline, executor=None, progress=None, report=True):
         if progress:
             progress(summary)
         if todo:
-            _run_jobs(todo, executor, ledger, summary, progress)
+            _run_jobs(todo, executor, ledger, summary, progress, pipeline.clusters_dir)
     if report and summary.done + summary.skipped > 0:  # a report needs a finished job
         try:
             summary.report = write_report(pipeline)
@@ -229,17 +241,26 @@ def run_batch(pipeline, executor=None, progress=None, report=True):
     return summary
 
 
-def _run_jobs(jobs, executor, ledger, summary, progress):
+def _run_jobs(jobs, executor, ledger, summary, progress, clusters_dir):
     try:
         with executor:
             for job, outcome in executor.run(run_job, jobs):
                 result = outcome if isinstance(outcome, dict) else _failure(outcome)
+                _keep_clusters(clusters_dir, job, result)
                 ledger.record(job, result)
                 _count(summary, job, result)
                 if progress:
                     progress(summary)
     finally:
         clear_cache()
+
+
+def _keep_clusters(folder, job, result):
+    """Write a job's clusters before its ledger row, so a recorded job always has them."""
+    text = result.pop("clusters", None)
+    if text is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        _atomic_write(Path(folder) / f"{job.key}.csv", text)
 
 
 def _failure(exc):

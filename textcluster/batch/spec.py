@@ -7,7 +7,8 @@ A pipeline file has five tables (see ``pipelines/smoke.toml`` for a commented ex
     [[models]]    name, params (a list value is a grid), variants (named parameter sets)
     [protocol]    kind, documents, k, draws, seed / repeats / seeds,
                   labeled_fraction / labeled_per_class, sweep
-    [output]      dir (the ledger is <dir>/ledger.sqlite)
+    [output]      dir (the ledger is <dir>/ledger.sqlite), clusters (true: keep every
+                  job's clusters in <dir>/clusters/<job key>.csv)
 
 and optionally ``[published]``: ``source`` and, per corpus, method label (``model`` or
 ``model:variant``) → ``{ metric = number }``, the published numbers the report sets beside the
@@ -55,13 +56,14 @@ KNOWN_KEYS = {
     "models": ("name", "params", "variants"),
     "protocol": ("kind", "documents", "k", "draws", "seed", "repeats", "seeds",
                  "labeled_fraction", "labeled_per_class", "sweep"),
-    "output": ("dir",),
+    "output": ("dir", "clusters"),
     "published": ("source",),  # and one table per corpus: method = { metric = number }
 }
 # Model parameters the protocol sets, and the key that sets them.
 PROTOCOL_PARAMS = {"n_components": "protocol.k", "random_state": "protocol.seeds"}
 DRAW_SEED_STRIDE = 1000  # draw d of k classes uses the seed 1000·k + d
 LEDGER_NAME = "ledger.sqlite"
+CLUSTERS_DIR = "clusters"  # [output] clusters = true: <dir>/clusters/<job key>.csv
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,14 @@ class Job:
     labeled: dict | None  # {"fraction": f} or {"per_class": n}
     record_history: bool = False
     data_dir: str | None = None
+    keep_clusters: bool = False  # return each document's cluster with the result
 
     def identity(self):
-        """What makes a job the same job in another run (not where its data lives)."""
+        """What makes a job the same job in another run (not where its data lives nor what
+        it returns besides its metrics)."""
         identity = asdict(self)
-        del identity["record_history"], identity["data_dir"]
+        for extra in ("record_history", "data_dir", "keep_clusters"):
+            del identity[extra]
         return identity
 
     @property
@@ -105,10 +110,15 @@ class Pipeline:
     config: dict  # the TOML tables after the overrides
     data_dir: str | None
     output: Path
+    keep_clusters: bool = False
 
     @property
     def ledger_path(self):
         return self.output / LEDGER_NAME
+
+    @property
+    def clusters_dir(self):
+        return self.output / CLUSTERS_DIR
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -136,8 +146,11 @@ def load_pipeline(path, overrides=(), data_dir=None):
     if not isinstance(output, str) or not output.strip():
         raise InvalidInputError(f"{where}: [output] dir must be a folder path (a string)")
     output = Path(output)
+    keep_clusters = config.get("output", {}).get("clusters", False)
+    if not isinstance(keep_clusters, bool):
+        raise InvalidInputError(f"{where}: [output] clusters must be true or false")
     pipeline = Pipeline(name, where, text, tuple(overrides), config,
-                        None if data_dir is None else str(data_dir), output)
+                        None if data_dir is None else str(data_dir), output, keep_clusters)
     jobs = expand(pipeline)  # validates corpora, models and protocol
     _check_published(config, jobs, where)
     return pipeline
@@ -261,6 +274,7 @@ def expand(pipeline):
                         pipeline.name, corpus["name"], selection, model_name, variant, params,
                         k, draw, seed, protocol["kind"], protocol["labeled"],
                         protocol["kind"] == "convergence", pipeline.data_dir,
+                        pipeline.keep_clusters,
                     ))
     _check_unique(jobs, where)
     return jobs
