@@ -7,8 +7,25 @@ import pytest
 import scipy.sparse as sp
 
 from textcluster._errors import InvalidInputError
-from textcluster.graph import WEIGHTINGS, check_graph, degree, knn_graph, laplacian
+from textcluster import graph as graph_module
+from textcluster.graph import (
+    WEIGHTINGS,
+    check_graph,
+    clear_graph_cache,
+    degree,
+    knn_graph,
+    laplacian,
+)
 from textcluster.registry import UnknownNameError
+
+
+@pytest.fixture(autouse=True)
+def built_afresh():
+    """Every test here builds its graphs, none comes from an earlier test's cache."""
+    clear_graph_cache()
+    yield
+    clear_graph_cache()
+
 
 # -- brute force: the dense n × n computation knn_graph must reproduce ---------------------------
 
@@ -141,6 +158,7 @@ def test_sparse_ranking_equals_dense_ranking(dtype, k, block_size, monkeypatch):
     for weighting in ("binary", "cosine"):
         ranked_sparse = knn_graph(X, k, weighting=weighting, block_size=block_size)
         monkeypatch.setattr("textcluster.graph.SPARSE_TOP_K", -1.0)  # always dense
+        clear_graph_cache()
         ranked_dense = knn_graph(X, k, weighting=weighting, block_size=block_size)
         monkeypatch.undo()
         assert (ranked_sparse != ranked_dense).nnz == 0
@@ -309,3 +327,31 @@ def test_check_graph_symmetrizes_within_tolerance():
 def test_check_graph_rejects(W, match):
     with pytest.raises(InvalidInputError, match=match):
         check_graph(W, 3)
+
+
+def test_a_repeated_graph_comes_from_the_cache_and_is_a_copy(monkeypatch):
+    X = sp.random(40, 30, density=0.3, random_state=0, format="lil")
+    X[3] = 0  # a zero row: its warning is repeated on every call
+    X = X.tocsr()
+    builds = []
+    build = graph_module._build_knn_graph
+    monkeypatch.setattr(graph_module, "_build_knn_graph",
+                        lambda *args: builds.append(args) or build(*args))
+    with pytest.warns(UserWarning, match="no edges"):
+        first = knn_graph(X, 4)
+    first.data[:] = 7.0  # the caller's copy: the cache keeps its own
+    with pytest.warns(UserWarning, match="no edges"):
+        second = knn_graph(X.copy(), 4)
+    assert len(builds) == 1
+    np.testing.assert_array_equal(second.toarray(), brute_force_knn(X, 4))
+    Z = X.copy()
+    Z.data[0] += 1.0  # other content, other options: built again
+    for data, k, weighting in ((Z, 4, "binary"), (X, 5, "binary"), (X, 4, "cosine")):
+        with pytest.warns(UserWarning):
+            knn_graph(data, k, weighting)
+    assert len(builds) == 4
+    for n in range(graph_module.GRAPH_CACHE_SIZE + 1):  # the oldest is forgotten
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            knn_graph(X[: 10 + n], 3)
+    assert len(graph_module._recent_graphs) == graph_module.GRAPH_CACHE_SIZE

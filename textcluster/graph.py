@@ -7,8 +7,11 @@ L2-normalized rows (the same as by cosine similarity), self excluded, weights "b
 computed one block of rows at a time, so memory is O(block_size · n).
 """
 
+import hashlib
 import numbers
+import threading
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +25,7 @@ __all__ = [
     "WEIGHTINGS",
     "binary_weights",
     "check_graph",
+    "clear_graph_cache",
     "cosine_weights",
     "degree",
     "heat_weights",
@@ -119,6 +123,56 @@ def knn_graph(
     X = _check_data(X)
     n = X.shape[0]
     _check_knn_params(n, n_neighbors, symmetrize, t, metric, block_size)
+    WEIGHTINGS.get(weighting)  # an unknown weighting fails here, before any work
+    key = (_fingerprint(X), n_neighbors, weighting, symmetrize, t, metric, block_size)
+    with _recent_graphs_lock:
+        cached = _recent_graphs.get(key)
+        if cached is not None:
+            _recent_graphs.move_to_end(key)
+    if cached is None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            W = _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size)
+        cached = (W, [(w.message, w.category) for w in caught])
+        _remember(key, cached)
+    W, caught = cached
+    for message, category in caught:  # the same warnings whether built now or before
+        warnings.warn(message, category, stacklevel=2)
+    return W.copy()
+
+
+# A batch fits many models to the same documents (a λ grid, repeated seeds): the graphs of the
+# latest few are kept in the process, keyed by the data's content and the options.
+GRAPH_CACHE_SIZE = 4
+_recent_graphs = OrderedDict()
+_recent_graphs_lock = threading.Lock()
+
+
+def _fingerprint(X):
+    """The shape, dtype and a hash of the content of a CSR matrix or dense array."""
+    digest = hashlib.blake2b(digest_size=16)
+    parts = (X.indptr, X.indices, X.data) if sp.issparse(X) else (X,)
+    for part in parts:
+        digest.update(np.ascontiguousarray(part).view(np.uint8).ravel())
+    return (sp.issparse(X), X.shape, X.dtype.str, digest.hexdigest())
+
+
+def clear_graph_cache():
+    """Forget the kept graphs (e.g. to time or compare graph builds)."""
+    with _recent_graphs_lock:
+        _recent_graphs.clear()
+
+
+def _remember(key, value):
+    with _recent_graphs_lock:
+        _recent_graphs[key] = value
+        _recent_graphs.move_to_end(key)
+        while len(_recent_graphs) > GRAPH_CACHE_SIZE:
+            _recent_graphs.popitem(last=False)
+
+
+def _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size):
+    n = X.shape[0]
     weigh = WEIGHTINGS.get(weighting)
     Y, keep = _unit_rows(X)
     if block_size is None:
