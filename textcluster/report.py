@@ -960,9 +960,7 @@ def _write_k_tables(writer, section, metrics):
         summaries.append(_in_order(table.summary, section.methods)
                          .assign(metric=metric, label=info.axis_label))
         by_metric[metric] = table.summary
-    blocks, rows = report_blocks(writer.published, section.corpus, section.protocol, by_metric)
-    writer.blocks.extend(blocks)
-    writer.published_rows.extend(rows)
+    _write_published(writer, section, by_metric)
     if len(set(section.rows["k"].dropna())) > 1:
         panels = [(m, metric_info(m).axis_label) for m in metrics]
         writer.plot(plots.metric_vs_k, f"{section.slug}-vs-k",
@@ -1017,10 +1015,18 @@ def _reference_table(references, metrics):
                  "Models without a swept parameter (mean ± std over all their runs)")
 
 
+def _write_published(writer, section, by_metric):
+    """The pipeline's published numbers beside these (``{metric: summarize_by_k frame}``)."""
+    blocks, rows = report_blocks(writer.published, section.corpus, section.protocol, by_metric)
+    writer.blocks.extend(blocks)
+    writer.published_rows.extend(rows)
+
+
 def _write_ablation(writer, section, metrics):
     summary = overall_summary(section.rows, metrics, section.methods)
     tests = ablation_tests(section, metrics)
     writer.blocks.append(ablation_markup(section, summary, tests, metrics))
+    _write_published(writer, section, {m: summarize_by_k(section.rows, m) for m in metrics})
     if tests:
         others = [m for m in section.methods if m != section.baseline]
         writer.blocks.append(Table(
