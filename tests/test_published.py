@@ -222,3 +222,29 @@ def test_the_report_sets_published_beside_reproduced_numbers(tmp_path):
             "tdt2", "class-subset", "%", "Made-up paper")
         assert (row.n_k, row.draws_min, row.draws_max) == (2, 2, 2)
     assert list(csv["verdict"]) == list(verdicts.values())
+
+
+def test_an_ablation_report_sets_published_beside_its_variants(tmp_path):
+    data_dir = write_planted_mat(tmp_path / "data")
+    out = tmp_path / "out"
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[[corpora]]\nname = "tdt2"\n[[models]]\nname = "gnmf"\n'
+        'params = { n_init = 2, init_iter = 5, max_iter = 20, n_assign_init = 2 }\n'
+        'variants = { full = {}, no-graph = { lam = 0.0 } }\n'
+        '[protocol]\nkind = "ablation"\ndocuments = "class-subset"\nk = 3\ndraws = 3\n'
+        f'[output]\ndir = "{out.as_posix()}"\n'
+        '[published]\nsource = "Made-up table"\n[published.tdt2]\n'
+        '"gnmf:full" = { accuracy = 0.0 }\n"gnmf:no-graph" = { nmi = 100.0 }\n',
+        encoding="utf-8")
+    summary = run_batch(load_pipeline(path, data_dir=str(data_dir)))
+    assert summary.done == 6 and summary.report_error is None
+    jobs = load_results(out)
+    markdown = (out / "report" / "report.md").read_text(encoding="utf-8")
+    rows = table_rows(markdown, "Published vs reproduced on tdt2 (Made-up table)")
+    assert [(r[0], r[1], r[-1]) for r in rows] == [("gnmf:full", "AC", "above"),
+                                                   ("gnmf:no-graph", "NMI", SHORT)]
+    full = 100 * jobs.loc[jobs["variant"] == "full", "metric.accuracy"].mean()
+    assert rows[0][3] == f"{full:.1f}" and rows[0][6:8] == ["3", "3"]
+    csv = pd.read_csv(out / "report" / "tables" / "published.csv")
+    assert set(csv["protocol"]) == {"ablation"}
