@@ -14,7 +14,9 @@ from textcluster.published import (
     NOT_REPRODUCED,
     SHORT,
     WITHIN,
+    best_setting,
     comparison_records,
+    comparison_table,
     read_published,
     verdict,
 )
@@ -248,3 +250,30 @@ def test_an_ablation_report_sets_published_beside_its_variants(tmp_path):
     assert rows[0][3] == f"{full:.1f}" and rows[0][6:8] == ["3", "3"]
     csv = pd.read_csv(out / "report" / "tables" / "published.csv")
     assert set(csv["protocol"]) == {"ablation"}
+
+
+def test_model_best_is_the_grid_point_with_the_best_average(tmp_path):
+    grid = '[[models]]\nname = "gnmf"\nparams = { lam = [0.0, 1e8] }\n'
+    text = pipeline_text(models=("kmeans",)) + "\n" + grid
+    with pytest.raises(InvalidInputError, match="kmeans:best"):  # one setting: no grid
+        load(tmp_path, text + '\n[published.tdt2]\n"kmeans:best" = { nmi = 50.0 }\n')
+    with pytest.raises(InvalidInputError, match="or gnmf:best for the best of them"):
+        load(tmp_path, text + '\n[published.tdt2]\ngnmf = { nmi = 50.0 }\n')
+    load(tmp_path, text + '\n[published.tdt2]\n"gnmf:best" = { nmi = 50.0 }\n')
+
+    rows = [("gnmf:lam=0.0", 2, 0.50, 0.1, 3, 3), ("gnmf:lam=0.0", 3, 0.70, 0.1, 3, 3),
+            ("gnmf:lam=1e8", 2, 0.80, 0.2, 3, 3), ("gnmf:lam=1e8", 3, 0.50, 0.2, 3, 3),
+            ("kmeans", 2, 0.90, 0.0, 3, 3)]
+    columns = ["method", "k", "mean", "std", "runs", "draws"]
+    nmi = pd.DataFrame(rows, columns=columns)
+    entropy = nmi.assign(mean=1 - nmi["mean"])  # lower is better: the same point is best
+    assert best_setting("gnmf:best", nmi, "nmi") == "gnmf:lam=1e8"  # 0.65 against 0.60
+    assert best_setting("gnmf:best", entropy, "entropy") == "gnmf:lam=1e8"
+    assert best_setting("gnmf", nmi, "nmi") == "gnmf"
+    records = comparison_records({"gnmf:best": {"nmi": 0.6}}, {"nmi": nmi})
+    assert records[0]["chosen"] == "gnmf:lam=1e8"
+    assert records[0]["reproduced"] == pytest.approx(0.65)
+    assert records[0]["spread"] == pytest.approx(0.2)
+    table = comparison_table(records, "tdt2")
+    assert table.rows[0][0] == "gnmf:best = gnmf:lam=1e8"
+    assert any("optimistic" in note for note in table.notes)

@@ -598,13 +598,16 @@ def _check_method_label(label, methods, where):
     if label in methods:
         return
     model, _, variant = label.partition(":")
+    if variant == "best" and sum(name == model for name in methods.values()) > 1:
+        return  # the best of the model's settings (textcluster.published.best_setting)
     if model not in methods.values():
         raise InvalidInputError(f"{where}: no [[models]] entry named {model!r}; the models "
                                 f"are: {', '.join(dict.fromkeys(methods.values()))}")
     of_model = [m for m, name in methods.items() if name == model]
     what = f"has no variant {variant!r}" if variant else "runs only as its variants"
+    best = f", or {model}:best for the best of them" if len(of_model) > 1 else ""
     raise InvalidInputError(f"{where}: model {model!r} {what}; its method labels are: "
-                            f"{', '.join(of_model)}")
+                            f"{', '.join(of_model)}{best}")
 
 
 def is_number(value):
