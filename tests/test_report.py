@@ -467,3 +467,29 @@ def test_full_corpus_runs_pair_by_seed(tmp_path):
     assert _table_after(lines, "**agreement on tdt2**")[0][2] == "0.5 ± 0"
     p_rows = _table_after(lines, "**NMI on tdt2: p-values against nmf**")
     assert p_rows[0][1] == f"{2 / 2 ** 7:.2g} (n=7)"
+
+
+def test_many_methods_at_one_k_get_one_row_each(tmp_path):
+    """A grid on the whole corpus (paper 002: 64 ANMF settings) is tabulated one row per
+    method, with every metric as a column, instead of one column per method."""
+    rng = np.random.default_rng(3)
+    lams = [10.0 ** e for e in range(-3, 6)]  # 9 grid points and the baseline
+    jobs = []
+    for seed in range(6):
+        for variant, level in [(None, 0.60)] + [(f"lam={lam}", 0.70 + 0.01 * i)
+                                                for i, lam in enumerate(lams)]:
+            model = "nmf" if variant is None else "gnmf"
+            row = job(f"{model}-{variant}-{seed}", model, 30, None, protocol="full",
+                      variant=variant, metrics={"nmi": level + rng.normal(0, 0.005),
+                                                "accuracy": level})
+            row["seed"] = seed
+            jobs.append(row)
+    files = write_report(write_ledger(tmp_path / "ledger.sqlite", jobs), tmp_path / "r")
+    lines = files.markdown.read_text(encoding="utf-8").splitlines()
+    rows = _table_after(lines, "**All methods on tdt2**")
+    assert [r[0] for r in rows] == ["nmf (baseline)"] + [f"gnmf:lam={lam}" for lam in lams]
+    assert all(r[1] == "6" for r in rows)
+    assert rows[1][2] == "70.0 ± 0.0 ▲" and rows[1][3].endswith("▲")  # AC, NMI
+    assert not any(line.startswith("**NMI (%) on tdt2**") for line in lines)
+    long = pd.read_csv(files.out_dir / "tables" / "nmi_long.csv")
+    assert len(long) == 2 * 10  # the k rows and the averages are still written

@@ -58,6 +58,7 @@ PROTOCOL_ORDER = ("class-subset", "full", "sweep", "ablation", "convergence")
 K_TABLE_PROTOCOLS = ("class-subset", "full")
 MAX_FAILED_LISTED = 100
 MAX_WARNINGS_LISTED = 20
+MAX_METHOD_COLUMNS = 8  # more methods at a single k: one row per method instead
 
 
 # -- reading the ledger --------------------------------------------------------------------------
@@ -277,6 +278,37 @@ def k_table_markup(table):
         rows.append(avg_row)
     caption = f"{info.label}{' (%)' if info.percent else ''} on {table.section.corpus}"
     return Table(header, rows, caption, notes)
+
+
+def methods_markup(tables):
+    """One k, many methods (grid points): one row per method, one column per metric."""
+    section = tables[0].section
+    methods = list(dict.fromkeys(m for table in tables for m in table.methods()))
+    k = ", ".join(str(k) for k in tables[0].ks())
+    header = ["method", "runs"] + [f"{t.info.label}{' (%)' if t.info.percent else ''}"
+                                   for t in tables]
+    rows = []
+    for method in methods:
+        row = [f"{method} (baseline)" if method == section.baseline else method]
+        runs = ""
+        for table in tables:
+            cell = table.summary[table.summary["method"] == method]
+            if cell.empty:
+                row.append("—")
+                continue
+            cell = cell.iloc[0]
+            runs = runs or str(int(cell["runs"]))
+            test = table.tests.get((method, cell["k"]))
+            row.append(_cell(cell["mean"], cell["std"], table.info, cell["runs"])
+                       + (significance_mark(test, table.info) if test else ""))
+        rows.append(row[:1] + [runs] + row[1:])
+    notes = [f"Mean ± sample standard deviation over the runs (k = {k}); values of the papers' "
+             f"metrics in %."]
+    if any(table.tests for table in tables):
+        notes.append(f"▲/▼: significantly better/worse than {section.baseline}, each metric "
+                     f"in its own direction (two-sided Wilcoxon signed-rank test, p < {ALPHA}, "
+                     f"paired by draw and seed; p-values in tables/significance.csv).")
+    return Table(header, rows, f"All methods on {section.corpus}", notes)
 
 
 def _k_table_notes(table, averages, ks):
@@ -947,12 +979,17 @@ def _write_section(writer, section, metrics):
 
 def _write_k_tables(writer, section, metrics):
     summaries, by_metric = [], {}
-    for metric in metrics:
-        table = build_k_table(section, metric)
-        writer.blocks.append(k_table_markup(table))
-        p_values = p_value_markup(table)
-        if p_values:
-            writer.blocks.append(p_values)
+    tables = [build_k_table(section, metric) for metric in metrics]
+    one_row_per_method = (len(set(section.rows["k"].dropna())) <= 1
+                          and len(section.methods) > MAX_METHOD_COLUMNS)
+    if one_row_per_method:  # e.g. a grid on the whole corpus: too many columns for k tables
+        writer.blocks.append(methods_markup(tables))
+    for metric, table in zip(metrics, tables):
+        if not one_row_per_method:
+            writer.blocks.append(k_table_markup(table))
+            p_values = p_value_markup(table)
+            if p_values:
+                writer.blocks.append(p_values)
         records = k_table_long(table)
         writer.long.setdefault(metric, []).extend(records)
         writer.significance.extend(r for r in records if r["n_pairs"] is not None)
