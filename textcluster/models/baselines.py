@@ -5,6 +5,7 @@ from numbers import Integral
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import TruncatedSVD
+from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -64,19 +65,25 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
 
 
 class LSIKMeans(KMeansBaseline):
-    """Latent semantic indexing + k-means: truncated SVD to ``n_dims`` dimensions (default
-    ``n_components``), then k-means on the projected documents (paper 003's LSI baseline)."""
+    """Latent semantic indexing + k-means (paper 003's LSI baseline): truncated SVD to
+    ``n_dims`` dimensions (default ``n_components``), the projected documents scaled to unit
+    length (``normalize=True``, default) so that k-means compares them by cosine as it does
+    the unit tf-idf rows — the LSA pipeline of scikit-learn's text-clustering example — then
+    k-means. ``normalize=False`` clusters the raw projections: measured on 72 class draws of
+    Cai's Reuters (k = 2..10), AC / NMI 57.4 / 41.9 against 59.3 / 47.7 with unit rows."""
 
     _parameter_constraints = {
         **KMeansBaseline._parameter_constraints,
         "n_dims": [Interval(Integral, 1, None, closed="left"), None],
+        "normalize": ["boolean"],
     }
 
-    def __init__(self, n_components=8, *, n_dims=None, n_init=10, max_iter=300,
-                 random_state=None):
+    def __init__(self, n_components=8, *, n_dims=None, normalize=True, n_init=10,
+                 max_iter=300, random_state=None):
         super().__init__(n_components, n_init=n_init, max_iter=max_iter,
                          random_state=random_state)
         self.n_dims = n_dims
+        self.normalize = normalize
 
     def _represent(self, X, fitting):
         if fitting:
@@ -85,7 +92,10 @@ class LSIKMeans(KMeansBaseline):
             self.svd_ = None
             if self.n_dims_ >= 1:
                 self.svd_ = TruncatedSVD(self.n_dims_, random_state=self.random_state).fit(X)
-        return X if self.svd_ is None else self.svd_.transform(X)
+        if self.svd_ is None:
+            return X
+        projected = self.svd_.transform(X)
+        return normalize(projected) if self.normalize else projected
 
 
 def _check_k(k, n_docs):
