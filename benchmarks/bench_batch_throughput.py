@@ -11,6 +11,9 @@ Contenders, each a complete ``run_batch`` into a fresh ledger (nothing skipped):
              corpus once in the worker); the worker gets both cores' threads.
 ``pool-2``   the local executor with two worker processes, one thread each.
 ``serial``   (``--serial``) the jobs in this process, as ``--jobs 1`` runs them.
+``pool-1t``  (``--one-thread``) one worker process limited to one thread, as each ``pool-2``
+             worker is: pool-2 / pool-1t is the pool's parallel efficiency, without the
+             second thread that helps a lone worker.
 
 Each sample records the wall time of the whole batch and, from the ledger, the span from
 the first job's start to the last job's end (start-up excluded) and the mean time of a job
@@ -69,7 +72,10 @@ dir = "{output}"
 def executor_for(name):
     if name == "serial":
         return SerialExecutor()
-    return ProcessExecutor(int(name.split("-")[1]))
+    executor = ProcessExecutor(int(name.split("-")[1].rstrip("t")))
+    if name.endswith("t"):  # pool-1t: one worker with one thread, as each pool-2 worker has
+        executor.threads = 1
+    return executor
 
 
 def one_sample(name, args, workdir, index):
@@ -118,6 +124,8 @@ def parse_args(argv=None):
     parser.add_argument("--draws", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--serial", action="store_true", help="also time the in-process run")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="also time one worker limited to one thread (pool-1t)")
     parser.add_argument("--max-load", type=float, default=1.0,
                         help="refuse to start when the 1-minute load average is above this")
     parser.add_argument("--json", type=Path, default=None)
@@ -133,7 +141,8 @@ def main(argv=None):
         raise SystemExit(f"load average {load:.2f} > {args.max_load}: the machine is busy and "
                          "the two-worker throughput would not mean anything; retry when it is "
                          "idle (or pass --max-load)")
-    contenders = ["pool-1", "pool-2"] + (["serial"] if args.serial else [])
+    contenders = (["pool-1", "pool-2"] + (["pool-1t"] if args.one_thread else [])
+                  + (["serial"] if args.serial else []))
     machine = machine_info()
     samples = {name: [] for name in contenders}
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +178,13 @@ def report(args, samples, machine):
               f"{stats['job_s_mean']['median']:7.2f}")
     print(f"pool-2 / pool-1 throughput: {ratio:.2f} (paired median {np.median(paired):.2f}; "
           f"start-up excluded: {span_ratio:.2f}; target >= 1.8)")
-    return {"benchmark": "bench_batch_throughput", "model": args.model,
+    extra = {}
+    if "pool-1t" in summary:
+        extra["ratio_pool2_over_pool1t"] = (summary["pool-2"]["jobs_per_min"]["median"]
+                                            / summary["pool-1t"]["jobs_per_min"]["median"])
+        print(f"pool-2 / pool-1t throughput (one thread each): "
+              f"{extra['ratio_pool2_over_pool1t']:.2f}")
+    return {**extra,"benchmark": "bench_batch_throughput", "model": args.model,
             "k": [args.k_from, args.k_to], "draws": args.draws, "repeats": args.repeats,
             "machine": machine, "samples": samples, "summary": summary,
             "ratio_pool2_over_pool1": ratio, "paired_ratio_median": float(np.median(paired)),
