@@ -33,43 +33,36 @@ def read_clusters(folder, key):
     return frame["doc_id"].to_numpy(), frame["cluster"].to_numpy()
 
 
-def _pair(method, k, first, second, seeds, a, b):
-    (ids_a, labels_a), (ids_b, labels_b) = a, b
-    shared = len(np.intersect1d(ids_a, ids_b))
-    return {"method": method, "k": k, "first": first, "second": second,
-            "seed_first": seeds[0], "seed_second": seeds[1], "n_shared": shared,
-            "nmi": agreement(labels_a, labels_b, ids_a, ids_b) if shared else np.nan}
-
-
-def _clusterings(rows, folder):
-    """The rows of ``rows`` (finished jobs) whose clusters were kept, with them attached."""
-    found = [(row, read_clusters(folder, row.key)) for row in rows.itertuples(index=False)]
-    return [(row, clusters) for row, clusters in found if clusters is not None]
-
-
 def cross_view_agreement(rows, folder):
     """One record per (method, k, seed) and pair of corpora: the NMI of the two clusterings
     over the documents both corpora hold (``n_shared``)."""
-    records = []
-    by_run = {}
-    for row, clusters in _clusterings(rows, folder):
-        by_run.setdefault((row.method, row.k, row.seed), []).append((row.corpus, clusters))
-    for (method, k, seed), views in by_run.items():
-        for (first, a), (second, b) in combinations(views, 2):
-            records.append(_pair(method, k, first, second, (seed, seed), a, b))
-    return pd.DataFrame.from_records(records, columns=AGREEMENT_COLUMNS)
+    return _agreements(rows, folder, same=("method", "k", "seed"))
 
 
 def seed_agreement(rows, folder):
     """One record per (method, k, corpus) and pair of seeds: the NMI of the two runs."""
-    records = []
-    by_view = {}
-    for row, clusters in _clusterings(rows, folder):
-        by_view.setdefault((row.method, row.k, row.corpus), []).append((row.seed, clusters))
-    for (method, k, corpus), runs in by_view.items():
-        for (seed_a, a), (seed_b, b) in combinations(runs, 2):
-            records.append(_pair(method, k, corpus, corpus, (seed_a, seed_b), a, b))
+    return _agreements(rows, folder, same=("method", "k", "corpus"))
+
+
+def _agreements(rows, folder, same):
+    """The NMI of every pair of kept clusterings of ``rows`` (finished jobs) that agree on the
+    columns ``same``."""
+    groups = {}
+    for row in rows.itertuples(index=False):
+        clusters = read_clusters(folder, row.key)
+        if clusters is not None:
+            groups.setdefault(tuple(getattr(row, c) for c in same), []).append((row, clusters))
+    records = [_pair(a, b, clusters_a, clusters_b) for members in groups.values()
+               for (a, clusters_a), (b, clusters_b) in combinations(members, 2)]
     return pd.DataFrame.from_records(records, columns=AGREEMENT_COLUMNS)
+
+
+def _pair(a, b, clusters_a, clusters_b):
+    (ids_a, labels_a), (ids_b, labels_b) = clusters_a, clusters_b
+    shared = len(np.intersect1d(ids_a, ids_b))
+    return {"method": a.method, "k": a.k, "first": a.corpus, "second": b.corpus,
+            "seed_first": a.seed, "seed_second": b.seed, "n_shared": shared,
+            "nmi": agreement(labels_a, labels_b, ids_a, ids_b) if shared else np.nan}
 
 
 def summarize_agreement(pairs):
