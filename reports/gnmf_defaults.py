@@ -10,7 +10,8 @@ Writes ``reports/gnmf_defaults.md``: mean NMI per corpus over seeds or class dra
 
 Corpora: TDT2 (full, 30 classes), TDT2 five-class subsets (class draws, tf-idf on the whole
 corpus first), Reuters-21578 raw SGML (single-label, classes with ≥ 50 documents), Deng Cai's
-Reuters matrix (30 largest classes), and a folder corpus of five Reuters topics written as
+Reuters matrix (30 largest classes, and three-class draws of them, whose classes are often
+very unequal), and a folder corpus of five Reuters topics written as
 ``.txt`` files and read back through the folder loader.
 
 Usage: python reports/gnmf_defaults.py [--data-dir DIR] [--draws 8] [--seeds 3]
@@ -64,7 +65,11 @@ def corpora(data, draws, seeds, tmp):
     reuters = load_corpus("reuters", data, min_class_size=50)
     yield "Reuters raw SGML, classes ≥ 50 docs", represent(reuters, dtype="float64").X, reuters.labels, range(1)
     cai = load_corpus("reuters-cai", data, top=30)
-    yield "Reuters (Cai), 30 classes", represent(cai, dtype="float64").X, cai.labels, range(1)
+    X = represent(cai, dtype="float64").X
+    yield "Reuters (Cai), 30 classes", X, cai.labels, range(1)
+    for draw in range(draws):  # unequal classes: one large class beside small ones is common
+        mask = np.isin(cai.labels, rng.choice(cai.classes, 3, replace=False))
+        yield f"Reuters (Cai), 3 classes, draw {draw}", X[mask], cai.labels[mask], range(1)
     folder = load_corpus(str(write_folder_corpus(tmp / "reuters-5-topics", data)))
     yield "folder corpus, 5 Reuters topics", represent(folder, dtype="float64").X, folder.labels, range(seeds)
 
@@ -82,8 +87,9 @@ def random_graph(n, degree, seed):
 
 
 def scores(X, y, runs):
+    """Mean NMI per model, and how many runs kept their graph after the graph check."""
     k = len(np.unique(y))
-    result = {}
+    result, kept = {}, {"gnmf": 0, "gnmf-random-graph": 0}
     for seed in runs:
         models = {"nmf": (NMF(k, random_state=seed), None),
                   "gnmf": (GNMF(k, random_state=seed), None),
@@ -93,7 +99,9 @@ def scores(X, y, runs):
         for name, (model, graph) in models.items():
             fit = model.fit if graph is None else (lambda X, g=graph, m=model: m.fit(X, graph=g))
             result.setdefault(name, []).append(nmi(y, fit(X).labels_))
-    return {name: float(np.mean(v)) for name, v in result.items()}
+            if name in kept:
+                kept[name] += bool(model.graph_check_["passed"])
+    return {name: float(np.mean(v)) for name, v in result.items()}, kept
 
 
 def main():
@@ -108,9 +116,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, X, y, runs in corpora(data_dir(args.data_dir), args.draws, args.seeds,
                                          Path(tmp)):
-            row = scores(X, y, runs)
-            rows.append((name, X.shape, len(runs), row))
-            print(name, {k: round(v, 4) for k, v in row.items()}, file=sys.stderr, flush=True)
+            row, kept = scores(X, y, runs)
+            rows.append((name, X.shape, len(runs), row, kept))
+            print(name, {k: round(v, 4) for k, v in row.items()}, kept, file=sys.stderr,
+                  flush=True)
     Path(args.out).write_text(render(rows, time.time() - start), encoding="utf-8")
 
 
@@ -119,20 +128,26 @@ def render(rows, seconds):
     lines = ["# Default GNMF against NMF on every labelled corpus", "",
              "Produced by `python reports/gnmf_defaults.py` "
              f"({seconds / 60:.0f} min on 2 cores). NMI (MI / max entropy), mean over the runs "
-             "listed; k = number of classes; float64 tf-idf; clusters by k-means on the document factor.", "",
+             "listed; k = number of classes; float64 tf-idf; clusters by k-means on the "
+             "document factor. Graph kept: runs whose graph passed the graph check, with the "
+             "kNN graph (gnmf) and with a random graph (which should not pass).", "",
              "| corpus | documents × terms | runs | " + " | ".join(models)
-             + " | gnmf − nmf |",
-             "|---|---|---|" + "---|" * (len(models) + 1)]
-    for name, shape, runs, row in rows:
+             + " | gnmf − nmf | graph kept: kNN / random |",
+             "|---|---|---|" + "---|" * (len(models) + 2)]
+    for name, shape, runs, row, kept in rows:
         cells = " | ".join(f"{row[m]:.3f}" for m in models)
         lines.append(f"| {name} | {shape[0]} × {shape[1]} | {runs} | {cells} | "
-                     f"{row['gnmf'] - row['nmf']:+.3f} |")
-    draws = [r for n, _, _, r in rows if "draw" in n]
-    if draws:
-        means = " | ".join(f"{np.mean([r[m] for r in draws]):.3f}" for m in models)
-        diff = np.mean([r["gnmf"] - r["nmf"] for r in draws])
-        lines.append(f"| TDT2, 5 classes, mean of {len(draws)} draws | | {len(draws)} | "
-                     f"{means} | {diff:+.3f} |")
+                     f"{row['gnmf'] - row['nmf']:+.3f} | {kept['gnmf']} / "
+                     f"{kept['gnmf-random-graph']} |")
+    for corpus in ("TDT2, 5 classes", "Reuters (Cai), 3 classes"):
+        draws = [(r, kept) for n, _, _, r, kept in rows if n.startswith(corpus + ", draw")]
+        if not draws:
+            continue
+        means = " | ".join(f"{np.mean([r[m] for r, _ in draws]):.3f}" for m in models)
+        diff = np.mean([r["gnmf"] - r["nmf"] for r, _ in draws])
+        lines.append(f"| {corpus}, mean of {len(draws)} draws | | {len(draws)} | {means} | "
+                     f"{diff:+.3f} | {sum(k['gnmf'] for _, k in draws)} / "
+                     f"{sum(k['gnmf-random-graph'] for _, k in draws)} |")
     return "\n".join(lines) + "\n"
 
 

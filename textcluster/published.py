@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import TextclusterError
-from .batch.spec import apply_override, is_number, tomllib
+from .batch.spec import BEST, apply_override, is_number, tomllib
 from .markup import Paragraph, Table
 from .summary import average_over_k, metric_info
 
@@ -37,7 +37,6 @@ WITHIN = "within the spread"
 SHORT = "short by more than the spread"
 NOT_REPRODUCED = "not reproduced (no finished runs)"
 NO_SPREAD = " (one run per k: no spread)"
-BEST = "best"  # "model:best": the model's best setting on the metric
 
 
 @dataclass(frozen=True)

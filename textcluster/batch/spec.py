@@ -64,6 +64,7 @@ PROTOCOL_PARAMS = {"n_components": "protocol.k", "random_state": "protocol.seeds
 DRAW_SEED_STRIDE = 1000  # draw d of k classes uses the seed 1000·k + d
 LEDGER_NAME = "ledger.sqlite"
 CLUSTERS_DIR = "clusters"  # [output] clusters = true: <dir>/clusters/<job key>.csv
+BEST = "best"  # [published] "model:best": the best of the model's settings
 
 
 @dataclass(frozen=True)
@@ -598,7 +599,7 @@ def _check_method_label(label, methods, where):
     if label in methods:
         return
     model, _, variant = label.partition(":")
-    if variant == "best" and sum(name == model for name in methods.values()) > 1:
+    if variant == BEST and sum(name == model for name in methods.values()) > 1:
         return  # the best of the model's settings (textcluster.published.best_setting)
     if model not in methods.values():
         raise InvalidInputError(f"{where}: no [[models]] entry named {model!r}; the models "
