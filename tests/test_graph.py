@@ -355,3 +355,33 @@ def test_a_repeated_graph_comes_from_the_cache_and_is_a_copy(monkeypatch):
             warnings.simplefilter("ignore")
             knn_graph(X[: 10 + n], 3)
     assert len(graph_module._recent_graphs) == graph_module.GRAPH_CACHE_SIZE
+
+
+def test_edge_lift_by_brute_force_and_on_planted_documents():
+    from textcluster.graph import edge_lift
+
+    rng = np.random.default_rng(5)
+    X = sp.random(30, 20, density=0.3, random_state=rng, format="lil")
+    X[4] = 0  # an all-zero row: cosine 0 with everything
+    X = X.tocsr()
+    W = sp.random(30, 30, density=0.1, random_state=rng)
+    W = (W + W.T).tocsr()
+    Y = unit_rows(X)
+    S = Y @ Y.T
+    Wd = W.toarray()
+    by_hand = (Wd * S).sum() / Wd.sum() / ((S.sum() - np.trace(S)) / (30 * 29))
+    assert edge_lift(X, W) == pytest.approx(by_hand, rel=1e-10)
+    assert edge_lift(X.toarray(), W) == pytest.approx(by_hand, rel=1e-10)
+    assert np.isnan(edge_lift(X, sp.csr_matrix((30, 30))))
+
+    labels = np.repeat(np.arange(3), 40)
+    rows = rng.random((120, 60)) * (rng.random((120, 60)) < 0.1)
+    for c in range(3):
+        rows[labels == c, 20 * c:20 * c + 20] += rng.random((40, 20))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert edge_lift(rows, knn_graph(rows, 5)) > 2.0
+    n = 120
+    random = sp.csr_matrix((np.ones(5 * n), (np.repeat(np.arange(n), 5),
+                                             rng.integers(0, n, 5 * n))), shape=(n, n))
+    assert 0.7 < edge_lift(rows, random.maximum(random.T)) < 1.3

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
@@ -183,27 +182,6 @@ def evaluate(labels_true, labels_pred):
 
 
 # -- label-free ------------------------------------------------------------------------------
-
-
-def cohesion(X, labels):
-    """Mean cosine of each document to its cluster's composite vector, for unit-length rows:
-    ``(1/n) Σ_c ‖Σ_{i∈c} x_i‖`` (the spherical k-means objective); needs no labels."""
-    labels = np.asarray(labels)
-    indicator = sp.csr_matrix((np.ones(len(labels)), (labels, np.arange(len(labels)))))
-    composites = indicator @ X
-    squares = composites.multiply(composites) if sp.issparse(composites) else composites**2
-    norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
-    return float(norms.sum() / len(labels))
-
-
-def cluster_support(X, labels, rng=None, n_shuffles=3):
-    """How much more cohesive the clusters are than random partitions of the same sizes:
-    ``cohesion(X, labels) / mean cohesion(X, shuffled labels) − 1`` (0 = no better than
-    chance). Needs no class labels."""
-    rng = np.random.default_rng(rng)
-    _, labels = np.unique(labels, return_inverse=True)
-    chance = np.mean([cohesion(X, rng.permutation(labels)) for _ in range(n_shuffles)])
-    return float(cohesion(X, labels) / max(chance, 1e-12) - 1.0)
 
 
 # -- registry ------------------------------------------------------------------------------------

@@ -212,7 +212,8 @@ class ANMF(TermGraphFit, GNMF):
     (on TDT2 about 3·10⁴ times the least-squares fit), so μ of the paper's grid is negligible
     against ``VᵀV``.
 
-    ``graph_check`` as in GNMF; a failed check refits without both graphs (plain NMF).
+    ``graph_check`` as in GNMF; a document graph that fails it is fitted without both graphs
+    (plain NMF).
 
     Parameters: those of :class:`GNMF` (``lam``, ``n_neighbors`` = 7, ``weighting``,
     ``scaling``, ``graph_check``, ``ncw``, the loop's) plus ``mu`` (μ, None = default),
@@ -247,7 +248,7 @@ class ANMF(TermGraphFit, GNMF):
             Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
         else:
             Wt = check_term_graph(self._term_graph_input, m)
-        self._term_graph_input = Wt  # a refit after a failed graph check reuses it
+        self._term_graph_input = Wt
         Wt = sp.csr_matrix(Wt, dtype=X.dtype)
         term_degree = np.asarray(Wt.sum(axis=1)).ravel()
         self.term_graph_ = Wt
