@@ -397,9 +397,12 @@ class PNMF(FactorizationModel):
             GH = gram.dot(H)
             return projective_error(gram.trace, H, GH), GH
 
-        current = projective_error(gram.trace, H, GH)
+        current = factors.pop("value", None)  # the last step's objective, at this H and GH
+        if current is None:
+            current = self._objective(factors, ctx)
         factors["H"], value, factors["GH"] = projection_step(
             H, projection_ratio(H, GH), evaluate, current, self.accelerate)
+        factors["value"] = value
         return value
 
     def _finish(self, factors, ctx):
