@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, rand_score
 
 from textcluster._errors import InvalidInputError
 from textcluster.metrics import (
@@ -19,10 +19,11 @@ from textcluster.metrics import (
     evaluate,
     nmi,
     purity,
+    rand_index,
 )
 from textcluster.registry import UnknownNameError
 
-NAMES = ["purity", "entropy", "nmi", "accuracy", "ari"]
+NAMES = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 AVERAGE_METHODS = ["max", "arithmetic", "geometric", "min"]
 
 
@@ -60,6 +61,7 @@ def test_bounds(pair):
     for method in AVERAGE_METHODS:
         assert -1e-12 <= nmi(true, pred, average_method=method) <= 1 + 1e-12
     assert -0.5 - 1e-12 <= adjusted_rand(true, pred) <= 1 + 1e-12
+    assert 0 <= rand_index(true, pred) <= 1
 
 
 @settings(max_examples=60)
@@ -85,6 +87,7 @@ def test_perfect_clustering_scores_best(pair, data):
     assert scores["nmi"] == pytest.approx(1.0)
     assert scores["entropy"] == pytest.approx(0.0, abs=1e-12)
     assert scores["ari"] == pytest.approx(1.0)
+    assert scores["rand_index"] == pytest.approx(1.0)
 
 
 @given(labelings())
@@ -97,6 +100,7 @@ def test_nmi_and_ari_agree_with_sklearn(pair):
         normalized_mutual_info_score(true, pred, average_method="max"), abs=1e-12
     )
     assert adjusted_rand(true, pred) == pytest.approx(adjusted_rand_score(true, pred), abs=1e-12)
+    assert rand_index(true, pred) == pytest.approx(rand_score(true, pred), abs=1e-12)
 
 
 def brute_force_accuracy(true, pred):
@@ -182,6 +186,24 @@ def test_hand_computed_nmi_average_methods():
     assert nmi(true, pred, average_method="min") == pytest.approx(1.0)
 
 
+def test_hand_computed_rand_index():
+    true = [0, 0, 1, 1]
+    pred = [0, 0, 0, 1]
+    # 6 pairs: (1,2) together in both, (1,4) and (2,4) apart in both: 3 agree; (1,3), (2,3) are
+    # together in the clustering only and (3,4) in the classes only: 3 disagree. RI = 3/6.
+    assert rand_index(true, pred) == pytest.approx(0.5)
+
+
+def test_rand_index_is_high_for_many_small_clusters():
+    # 10 classes of 10; 10 clusters that ignore the classes (cluster = position in the class):
+    # accuracy and ARI see no agreement, the Rand index still credits the pairs kept apart.
+    true = np.repeat(np.arange(10), 10)
+    pred = np.tile(np.arange(10), 10)
+    assert accuracy(true, pred) == pytest.approx(0.1)
+    assert adjusted_rand(true, pred) < 0
+    assert rand_index(true, pred) == pytest.approx(1 - 2 * 450 / 4950)
+
+
 def test_entropy_is_zero_with_one_class():
     assert entropy(["a", "a", "a"], [0, 1, 2]) == 0.0
 
@@ -245,6 +267,7 @@ def test_registry_names_and_directions():
         "entropy": False,
         "nmi": True,
         "accuracy": True,
+        "rand_index": True,
         "ari": True,
     }
     assert METRICS.get("nmi").name == "nmi"

@@ -238,7 +238,8 @@ def test_evaluate_unlabelled_corpus():
 def test_evaluate_labelled_corpus():
     corpus = Corpus("l", ids=["a", "b", "c", "d"], labels=["x", "x", "y", "y"])
     scores = pipeline.evaluate(corpus, np.array([1, 1, 0, 0]), 2)
-    assert set(scores) == {"n_docs", "n_clusters", "purity", "entropy", "nmi", "accuracy", "ari"}
+    assert set(scores) == {"n_docs", "n_clusters", "purity", "entropy", "nmi", "accuracy",
+                           "rand_index", "ari"}
     assert scores["nmi"] == pytest.approx(1.0)
 
 

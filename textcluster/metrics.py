@@ -1,4 +1,4 @@
-"""External clustering metrics: purity, entropy, NMI, accuracy and ARI.
+"""External clustering metrics: purity, entropy, NMI, accuracy, the Rand index and ARI.
 
 Every metric is a plain function ``f(labels_true, labels_pred) -> float``. Labels may be of any
 hashable type (ints, strings, ...); the two sequences must be 1-D, non-empty and of equal length.
@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, rand_score
 from sklearn.metrics.cluster import contingency_matrix
 
 from ._errors import InvalidInputError
@@ -30,6 +30,7 @@ __all__ = [
     "evaluate",
     "nmi",
     "purity",
+    "rand_index",
 ]
 
 NMI_AVERAGE_METHODS = ("max", "arithmetic", "geometric", "min")
@@ -159,6 +160,18 @@ def accuracy(labels_true, labels_pred):
     return float(_accuracy(contingency(labels_true, labels_pred)))
 
 
+def rand_index(labels_true, labels_pred):
+    """Rand index = share of document pairs on which clusters and classes agree (both together
+    or both apart), in [0, 1]; higher is better. Rand (1971).
+
+    Not corrected for chance: with many clusters most pairs are apart in both partitions, so
+    even poor clusterings score high (see :func:`adjusted_rand`). Paper 002's "clustering
+    accuracy" column matches it (see the README). Computed by :func:`sklearn.metrics.rand_score`.
+    """
+    true, pred = _check_labels(labels_true, labels_pred)
+    return float(rand_score(true, pred))
+
+
 def adjusted_rand(labels_true, labels_pred):
     """Adjusted Rand index (Hubert & Arabie 1985), in [-0.5, 1], 0 for chance; higher is better.
 
@@ -169,7 +182,8 @@ def adjusted_rand(labels_true, labels_pred):
 
 
 def evaluate(labels_true, labels_pred):
-    """All registered metrics at once: a dict with keys purity, entropy, nmi, accuracy, ari."""
+    """All registered metrics at once: a dict with keys purity, entropy, nmi, accuracy,
+    rand_index, ari."""
     true, pred = _check_labels(labels_true, labels_pred)
     C = contingency_matrix(pred, true)
     return {
@@ -177,6 +191,7 @@ def evaluate(labels_true, labels_pred):
         "entropy": _entropy(C),
         "nmi": float(normalized_mutual_info_score(true, pred, average_method="max")),
         "accuracy": float(_accuracy(C)),
+        "rand_index": float(rand_score(true, pred)),
         "ari": float(adjusted_rand_score(true, pred)),
     }
 
@@ -202,6 +217,7 @@ for _metric in (
     Metric("entropy", entropy, False),
     Metric("nmi", nmi, True),
     Metric("accuracy", accuracy, True),
+    Metric("rand_index", rand_index, True),
     Metric("ari", adjusted_rand, True),
 ):
     METRICS.register(_metric.name, _metric)

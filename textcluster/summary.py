@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 PAIR_KEYS = ("corpus", "k", "draw", "seed")
-METRIC_ORDER = ("accuracy", "nmi", "purity", "entropy", "ari")
+METRIC_ORDER = ("accuracy", "nmi", "purity", "entropy", "rand_index", "ari")
 METRIC_LABELS = {"accuracy": "AC", "nmi": "NMI", "purity": "Purity", "entropy": "Entropy",
-                 "ari": "ARI"}
+                 "rand_index": "RI", "ari": "ARI"}
 UNLABELED = "_unlabeled"
 ALPHA = 0.05
 # With fewer pairs the exact two-sided test cannot reach p < 0.05 (smallest p = 2 / 2**n).
@@ -73,8 +73,8 @@ def metric_info(name):
 
 def available_metrics(jobs):
     """Metric names with a number in at least one job, in the papers' order (AC, NMI, purity,
-    entropy, ARI, the same on unlabelled documents, then any other); counts such as ``n_docs``
-    are left out."""
+    entropy, Rand index, ARI, the same on unlabelled documents, then any other); counts such as
+    ``n_docs`` are left out."""
     names = []
     for column in jobs.columns:
         if not column.startswith("metric."):

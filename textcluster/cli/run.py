@@ -11,7 +11,7 @@ from ..export import top_terms, write_run
 from ..models import MODELS
 from ._common import ProgressBar, data_dir_option, parse_settings, user_errors
 
-METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "ari"]
+METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 
 
 @click.command("run")
