@@ -9,7 +9,7 @@ Table ``jobs`` (one row per job key; a retried job replaces its failed row)::
     k, draw, seed INTEGER  k: clusters (and classes drawn); draw: NULL on full corpora
     labeled TEXT           JSON {fraction | per_class, n_labeled, seed} or NULL
     status TEXT            'done' | 'failed'
-    metrics TEXT           JSON: purity, entropy, nmi, accuracy, ari, n_docs, n_classes
+    metrics TEXT           JSON: purity, entropy, nmi, accuracy, rand_index, ari, n_docs, n_classes
                            (+ the same with suffix _unlabeled when labels were given)
     objective TEXT         JSON list: objective per iteration (convergence), else [final]
     timings TEXT           JSON: seconds per stage (represent, select, fit, evaluate, total)
