@@ -135,11 +135,20 @@ def test_records_average_over_k_like_the_papers_tables():
     assert a["reproduced"] == pytest.approx(reproduced)
     assert a["difference"] == pytest.approx(reproduced - 40.0)
     assert a["spread"] == pytest.approx(spread)
-    assert (a["n_k"], a["k_values"], a["draws_min"], a["draws_max"]) == (2, "2 3", 2, 3)
+    assert (a["n_k"], a["k_values"], a["runs_min"], a["runs_max"]) == (2, "2 3", 2, 3)
     assert a["verdict"] == "below"  # 27.5 against 40: lower entropy is better
     assert b["reproduced"] == pytest.approx(65.0) and math.isnan(b["spread"])
     assert b["verdict"] == SHORT + " (one run per k: no spread)"
     assert c["verdict"] == NOT_REPRODUCED and math.isnan(c["reproduced"])
+
+
+def test_runs_per_k_count_seeds_on_the_whole_corpus():
+    rows = pd.DataFrame({"method": ["a"] * 3, "k": [30] * 3, "draw": [np.nan] * 3,
+                         "seed": [0, 1, 2], "metric.nmi": [0.80, 0.82, 0.84]})
+    (record,) = comparison_records({"a": {"nmi": 82.0}}, {"nmi": summarize_by_k(rows, "nmi")})
+    assert (record["runs_min"], record["runs_max"]) == (3, 3)
+    assert record["spread"] == pytest.approx(2.0)
+    assert record["verdict"] == WITHIN
 
 
 def test_published_numbers_are_read_from_the_ledger_meta_with_their_overrides():
@@ -222,7 +231,7 @@ def test_the_report_sets_published_beside_reproduced_numbers(tmp_path):
         assert row.published == published[row.method, row.metric]
         assert (row.corpus, row.protocol, row.unit, row.source) == (
             "tdt2", "class-subset", "%", "Made-up paper")
-        assert (row.n_k, row.draws_min, row.draws_max) == (2, 2, 2)
+        assert (row.n_k, row.runs_min, row.runs_max) == (2, 2, 2)
     assert list(csv["verdict"]) == list(verdicts.values())
 
 

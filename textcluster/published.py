@@ -123,7 +123,7 @@ def comparison_records(numbers, summaries):
     """One record per (method, metric) of ``numbers`` (``{method: {metric: value}}``, one
     corpus) whose metric has a summary in ``summaries`` (``{metric: summarize_by_k frame}``):
     published, reproduced (mean over k of the per-k means), difference, spread (mean over k of
-    the per-k standard deviations), the k's, the draws per k and the verdict. A method
+    the per-k standard deviations), the k's, the runs per k and the verdict. A method
     ``model:best`` stands for the model's setting with the best average (``chosen``)."""
     records = []
     for method, values in numbers.items():
@@ -158,8 +158,8 @@ def _record(method, metric, published, summary, chosen=None):
     record = {"method": method, "chosen": "" if chosen == method else chosen,
               "metric": metric, "unit": "%" if info.percent else "",
               "published": float(published), "reproduced": math.nan, "difference": math.nan,
-              "spread": math.nan, "n_k": 0, "k_values": "", "draws_min": None,
-              "draws_max": None}
+              "spread": math.nan, "n_k": 0, "k_values": "", "runs_min": None,
+              "runs_max": None}
     if len(rows):
         reproduced = float(average_over_k(rows).loc[chosen, "mean"])
         stds = pd.to_numeric(rows["std"], errors="coerce").dropna()
@@ -167,7 +167,7 @@ def _record(method, metric, published, summary, chosen=None):
                       spread=float(stds.mean()) if len(stds) else math.nan,
                       n_k=int(rows["k"].nunique()),
                       k_values=" ".join(str(int(k)) for k in sorted(rows["k"].unique())),
-                      draws_min=int(rows["draws"].min()), draws_max=int(rows["draws"].max()))
+                      runs_min=int(rows["runs"].min()), runs_max=int(rows["runs"].max()))
     record["verdict"] = verdict(record["difference"], record["spread"], info.greater_is_better)
     return record
 
@@ -185,14 +185,15 @@ def comparison_table(records, corpus, source=""):
                      _number(r["published"], percent), _number(r["reproduced"], percent),
                      _number(r["difference"], percent, signed=True),
                      _number(r["spread"], percent), _k_range(r["k_values"]),
-                     _draws(r["draws_min"], r["draws_max"]), r["verdict"]])
+                     _runs(r["runs_min"], r["runs_max"]), r["verdict"]])
     header = ["method", "metric", "published", "reproduced", "difference", "spread", "k",
-              "draws per k", "verdict"]
+              "runs per k", "verdict"]
     caption = f"Published vs reproduced on {corpus}" + (f" ({source})" if source else "")
     notes = [
         ("Values in % for the papers' metrics, as in the k tables. Reproduced = Avg. of the k "
          "tables (mean over k of the per-k means); difference = reproduced − published; "
-         "spread = mean over k of the per-k standard deviations over the draws."),
+         "spread = mean over k of the per-k standard deviations over the runs (class draws, "
+         "seeds)."),
         ("Within the spread: |difference| ≤ spread; above (below, where lower is better): "
          "better than published by more than the spread."),
     ]
@@ -254,7 +255,7 @@ def _k_range(k_values):
     return ", ".join(str(k) for k in ks)
 
 
-def _draws(low, high):
+def _runs(low, high):
     if low is None:
         return "—"
     return str(low) if low == high else f"{low}–{high}"

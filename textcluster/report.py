@@ -1141,7 +1141,7 @@ def _write_csvs(writer, ledger):
         writer.csv("ablations", pd.DataFrame.from_records(writer.ablations))
     if writer.published_rows:
         writer.csv("published", _integer_columns(pd.DataFrame.from_records(
-            writer.published_rows), ("draws_min", "draws_max")))
+            writer.published_rows), ("runs_min", "runs_max")))
     failed = ledger.jobs[ledger.jobs["status"] == "failed"]
     if len(failed):
         columns = ["key", "method", "corpus", "protocol", "k", "draw", "seed", "error"]
