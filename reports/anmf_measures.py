@@ -16,7 +16,6 @@ Usage: python reports/anmf_measures.py [--data-dir DIR] [--seeds 3]
 """
 
 import argparse
-import os
 import time
 import warnings
 from pathlib import Path
@@ -40,14 +39,6 @@ MEASURES = {
 }
 
 
-def data_dir(arg):
-    if arg:
-        return Path(arg)
-    if os.environ.get("TEXTCLUSTER_DATA"):
-        return Path(os.environ["TEXTCLUSTER_DATA"])
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
 def scores(corpus, model, weighting, seeds, data):
     """Mean of each measure, in %, over ``seeds`` runs on the whole corpus."""
     values = {name: [] for name in MEASURES}
@@ -60,10 +51,10 @@ def scores(corpus, model, weighting, seeds, data):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir")
+    parser.add_argument("--data-dir", help="corpus folder (default: as textcluster run)")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    data = data_dir(args.data_dir)
+    data = args.data_dir  # None: $TEXTCLUSTER_DATA, then corpora/ (textcluster.ingest)
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     header = "| corpus | model | weighting | " + " | ".join(MEASURES) + " | paper: accuracy / NMI |"
