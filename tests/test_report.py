@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from textcluster._errors import DataNotFoundError, InvalidInputError, TextclusterError
 from textcluster.cli import main
-from textcluster.report import load_results, read_ledger, write_report
+from textcluster.report import best_settings, load_results, read_ledger, write_report
 from textcluster.summary import paired_values, select_metrics, summarize_by_k, wilcoxon_test
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -315,6 +315,9 @@ def test_sweep_ablation_convergence_plots(tmp_path):
     best = _table_after(lines, "**Best value of each swept parameter**")
     assert best[0][:2] == ["lam", "gnmf"]
     assert best[0][2].endswith("at lam=100.0") and best[0][3].endswith("at lam=100.0")
+    # a flat sweep names no single best value
+    assert best[1][:2] == ["n_neighbors", "gnmf"]
+    assert best[1][2] == "50.0 ± 0.0 at every n_neighbors"
     reference = _table_after(lines, "**Models without a swept parameter (mean ± std over all "
                                     "their runs)**")
     assert reference == [["nmf", "61.0 ± 1.0", "40.0 ± 0.0"]]
@@ -322,6 +325,13 @@ def test_sweep_ablation_convergence_plots(tmp_path):
     assert "| nmf | 2 | 40 |" in text  # convergence: runs and median iterations
     assert "2/2" in text  # both traces non-increasing
     assert ledger.exists()
+
+
+def test_best_settings_names_every_tied_value():
+    summary = pd.DataFrame({"method": "gnmf", "metric": "purity", "value": [0.1, 1.0, 10.0],
+                            "mean": [71.44, 71.36, 70.0], "std": 2.0, "runs": 3})
+    [row] = best_settings(summary, "lam", ["purity"])
+    assert row == ["lam", "gnmf", "71.4 ± 2.0 at lam ∈ {0.1, 1.0}"]
 
 
 def test_only_the_pipelines_latest_jobs(tmp_path):

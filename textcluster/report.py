@@ -456,7 +456,8 @@ def _value_order(values):
 
 def best_settings(summary, parameter, metrics):
     """Table rows ``[parameter, line, best cell per metric]``: the value of ``parameter`` with
-    the best mean (highest, or lowest for entropy) for each line."""
+    the best mean (highest, or lowest for entropy) for each line, with every value whose mean
+    ties it at the precision shown."""
     rows = []
     for line in dict.fromkeys(summary["method"]):
         row = [parameter, line]
@@ -468,10 +469,22 @@ def best_settings(summary, parameter, metrics):
                 continue
             best = cells.loc[cells["mean"].idxmin() if info.greater_is_better is False
                              else cells["mean"].idxmax()]
+            shown = _cell(best["mean"], None, info)
+            tied = [v for v, m in zip(cells["value"], cells["mean"])
+                    if _cell(m, None, info) == shown]
             row.append(f"{_cell(best['mean'], best['std'], info, best['runs'])} at "
-                       f"{parameter}={best['value']}")
+                       f"{_values_text(parameter, tied, len(cells))}")
         rows.append(row)
     return rows
+
+
+def _values_text(parameter, values, n_values):
+    """``alpha=0.1``, ``alpha ∈ {0.05, 0.1}`` or ``every alpha``."""
+    if len(values) == n_values > 1:
+        return f"every {parameter}"
+    if len(values) == 1:
+        return f"{parameter}={values[0]}"
+    return f"{parameter} ∈ {{{', '.join(str(v) for v in values)}}}"
 
 
 def sweep_markup(summary, parameter, metrics):
