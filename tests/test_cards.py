@@ -59,10 +59,10 @@ def write_card(folder, text, name="mini.toml"):
 
 
 def test_every_registered_corpus_has_a_card_and_every_card_a_corpus():
-    registered = {cards.base_name(name) for name in CORPORA.names()}
-    assert registered == set(CARDS), (
-        f"corpora without a card: {sorted(registered - set(CARDS))}; "
-        f"cards without a corpus: {sorted(set(CARDS) - registered)}"
+    without_card = [name for name in CORPORA.names() if cards.find_card(name) is None]
+    without_corpus = [name for name in CARDS if name not in CORPORA]
+    assert not without_card and not without_corpus, (
+        f"corpora without a card: {without_card}; cards without a corpus: {without_corpus}"
     )
 
 
@@ -87,14 +87,24 @@ def test_card_preprocessing_is_textclusters_default(name):
 @pytest.mark.parametrize("name", sorted(CARDS))
 def test_card_fields(name):
     card = CARDS[name]
-    assert card.path.name == f"{name}.toml"
-    assert card.sources and all(s.url.startswith(("http://", "https://")) for s in card.sources)
+    assert card.path.name == f"{name.replace(':', '-')}.toml"  # cluto:tr31 -> cluto-tr31.toml
+    assert all(s.url.startswith(("http://", "https://")) for s in card.sources)
+    assert card.sources or "no download reproduces" in card.checksums  # and says why
     assert card.files and not set(card.files) & set(card.optional_files)
     assert card.licence and card.citation and card.labels
 
 
 def test_a_view_uses_its_corpus_card():
     assert cards.get_card("citeulike-t:users") is CARDS["citeulike-t"]
+
+
+def test_a_name_with_a_colon_uses_its_own_card_when_there_is_one():
+    assert cards.get_card("cluto:tr31") is CARDS["cluto:tr31"]
+    assert cards.find_card("cluto:tr31").files == {
+        "tr31.mat": "15065e333877ee25607bc2fd3646c2ff32688fd393604ba9552bba567b23826d",
+        "tr31.mat.rclass": "1a6b9ca5e9ed38be346bd742a27f7f939e3c83e06d7fdb7728c5da011c158c11"}
+    with pytest.raises(UnknownNameError, match="no corpus card 'cluto'.*cluto:tr31"):
+        cards.get_card("cluto")
 
 
 def test_unknown_card_lists_the_known_ones():
@@ -134,6 +144,12 @@ def test_bad_card_names_the_file_and_field(tmp_path, change, field):
     with pytest.raises(CorpusFormatError) as info:
         cards.load_card(path)
     assert str(path) in str(info.value) and repr(field) in str(info.value)
+
+
+def test_card_without_downloads_says_so_with_an_empty_list(tmp_path):
+    text = VALID.replace("[[sources]]\nurl = \"https://example.org/mini/a.txt\"\n",
+                         "sources = []\n")
+    assert cards.load_card(write_card(tmp_path, text)).sources == ()
 
 
 def test_card_that_is_not_toml(tmp_path):

@@ -119,6 +119,30 @@ def test_info_of_an_unknown_corpus():
     assert "no corpus card 'nope'" in output and "tdt2" in output
 
 
+def test_info_of_a_cluto_set_by_its_name(tmp_path):
+    """``cluto:tr31`` has a card of its own, found under its full name."""
+    folder = tmp_path / "data" / "panel" / "cluto_karypis"
+    folder.mkdir(parents=True)
+    (folder / "tr31.mat").write_text("3 4 5\n1 2.00 2 1.00\n3 4.00\n2 1.00 4 1.00\n")
+    (folder / "tr31.mat.rclass").write_text("301\n302\n301\n")
+    output = ok("corpora", "info", "cluto:tr31", "--data-dir", tmp_path / "data")
+    assert output.startswith("cluto:tr31: tr31 (CLUTO)") and "Zhao and G. Karypis" in output
+    assert "corpora/tr31.mat.rclass" in output and "documents   3" in output
+    assert "classes     2" in output
+    assert "cluto:tr31" in ok("corpora", "list", "--data-dir", tmp_path / "data")
+
+
+def test_a_corpus_without_a_download_says_so(tmp_path):
+    data = tmp_path / "data"
+    output = " ".join(ok("corpora", "info", "agnews", "--data-dir", data).split())
+    assert "source: no download reproduces the files" in output
+    assert "put agnews.csv.gz into one of these folders by hand" in output
+    output = " ".join(fails("corpora", "fetch", "agnews", "--data-dir", data).split())
+    assert "corpus 'agnews' cannot be downloaded" in output
+    assert str(data / "panel" / "agnews") in output and "github.com/mhjabreel" in output
+    assert not (data / "panel").exists()
+
+
 def test_help_has_examples():
     for command in (["corpora", "--help"], ["corpora", "fetch", "--help"], ["cache", "--help"]):
         assert "Example" in ok(*command)

@@ -8,7 +8,8 @@ arrays are read back with ``allow_pickle=False``. The key of
 * a parsed corpus (kind ``corpus``) holds the corpus name, the loader's options (defaults filled
   in) and the sha256 of the files it is read from: for a built-in corpus every file of its card
   found in the data folders searched, for a folder the files matching its pattern, for a table
-  file the file itself (``hf:`` datasets are not cached here; Hugging Face caches them);
+  or matrix file the file itself and a CLUTO matrix's label and vocabulary files (``hf:``
+  datasets are not cached here; Hugging Face caches them);
 * term counts (kind ``counts``) hold the sha256 of the documents' texts and the tokenization
   options (stop words, lower-casing, normalization, min_df, max_df, max_features); the tf-idf
   weighting is recomputed from them, which takes milliseconds;
@@ -47,6 +48,7 @@ from . import __version__, cards
 from ._errors import TextclusterError
 from .corpus import Corpus
 from .ingest import CORPORA, resolve_loader
+from .ingest.cluto import companion_files
 from .ingest.table import HF_PREFIX
 from .ingest._paths import search_dirs
 
@@ -109,7 +111,8 @@ def corpus_key(name, data_dir, options):
 
 def source_file_digests(name, data_dir, options):
     """The sha256 of the files corpus ``name`` is read from: a registered corpus' card files, a
-    folder's files matching its ``pattern``, a table file itself; ``None`` when
+    folder's files matching its ``pattern``, a table or matrix file itself (with a CLUTO
+    matrix's label and vocabulary files); ``None`` when
     they are not known (``hf:NAME``, a corpus registered without a card)."""
     kind, path = _source_kind(name), Path(name)
     if kind == "registered":
@@ -118,8 +121,9 @@ def source_file_digests(name, data_dir, options):
     if kind == "folder":
         pattern = options.get("pattern")
         return _folder_digests(path, pattern) if isinstance(pattern, str) and pattern else None
-    if kind == "file":
-        return [[path.name, cards.file_sha256(path)]]
+    if kind == "file":  # a table or matrix file, and the label files beside a CLUTO matrix
+        files = [path, *companion_files(path).values()]
+        return [[p.name, cards.file_sha256(p)] for p in files]
     return None
 
 

@@ -62,9 +62,9 @@ class Card:
     labelled: bool
     licence: str
     citation: str
-    sources: tuple
+    sources: tuple  # empty when no download reproduces the files
     files: dict  # file name -> sha256 (None when unknown); all needed by the default loader
-    optional_files: dict  # read only by some options (e.g. TDT2_all.mat for variant=all)
+    optional_files: dict  # read only by some options (TDT2_all.mat) or only when present
     compression: tuple  # compressed twins the loader also reads: ("gz",) -> name.gz
     selection: dict
     preprocessing: dict
@@ -123,8 +123,14 @@ def file_sha256(path, decompress=False):
 
 
 def base_name(corpus_name):
-    """The card name of a corpus name: ``"citeulike-t:tags"`` -> ``"citeulike-t"``."""
+    """The corpus part of a corpus name: ``"citeulike-t:tags"`` -> ``"citeulike-t"``."""
     return str(corpus_name).split(":", 1)[0]
+
+
+def _card_of(cards, name):
+    """The card named ``name`` (``cluto:tr31`` has its own), else its corpus' card
+    (``citeulike-t:tags`` has citeulike-t's), else ``None``."""
+    return cards.get(str(name)) or cards.get(base_name(name))
 
 
 def load_cards(folder=None):
@@ -147,17 +153,17 @@ def _load_cards(folder):
 def get_card(name, folder=None):
     """The card of corpus ``name`` (a view such as ``citeulike-t:tags`` has its corpus' card)."""
     cards = load_cards(folder)
-    try:
-        return cards[base_name(name)]
-    except KeyError:
+    card = _card_of(cards, name)
+    if card is None:
         raise UnknownNameError(
             f"no corpus card {name!r}; the corpora with cards are: {', '.join(sorted(cards))}"
-        ) from None
+        )
+    return card
 
 
 def find_card(name, folder=None):
     """The card of ``name``, or ``None`` (a folder path, or a corpus registered without one)."""
-    return load_cards(folder).get(base_name(name))
+    return _card_of(load_cards(folder), name)
 
 
 def load_card(path):
@@ -204,8 +210,9 @@ def _check_fields(raw, check):
     compression = raw.get("compression", [])
     if not isinstance(compression, list) or not set(compression) <= set(DECOMPRESSORS):
         check("compression", f"must be a list drawn from {sorted(DECOMPRESSORS)}")
-    if not isinstance(raw.get("sources"), list) or not raw["sources"]:
-        check("sources", "must list at least one [[sources]] table with a url")
+    if not isinstance(raw.get("sources"), list):
+        check("sources", "must list the downloads as [[sources]] tables with a url, or be "
+                         "sources = [] when no download reproduces the files")
 
 
 def _fail(path, field, problem):

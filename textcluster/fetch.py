@@ -49,7 +49,8 @@ def fetch_corpus(card, data_dir=None, force=False, progress=None):
     """Download, verify and unpack ``card``'s corpus into ``<data folder>/<card.folder>``.
 
     The data folder is ``data_dir``, else ``$TEXTCLUSTER_DATA``, else the default one.
-    Sources whose files are already there are skipped unless ``force``. ``progress(label,
+    Sources whose files are already there are skipped unless ``force``; a card without sources
+    raises :class:`DataNotFoundError` saying where the files come from. ``progress(label,
     total)`` returns a context manager showing a download's progress (bytes).
     """
     folder = search_dirs(data_dir)[0] / card.folder
@@ -57,6 +58,13 @@ def fetch_corpus(card, data_dir=None, force=False, progress=None):
     if not force and len(card.present_files(folder)) == len(card.all_files):
         report.already_present = True
         return report
+    if not card.sources:
+        raise DataNotFoundError(
+            f"corpus {card.name!r} cannot be downloaded: no published file reproduces "
+            f"{', '.join(card.files)}, so its card lists no download. Put the files into "
+            f"{folder} by hand; where they come from: {card.homepage} (and `textcluster corpora "
+            f"info {card.name}`)"
+        )
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -86,6 +86,9 @@ def describe(card):
         digest = _source_checksum(card, source)
         note = f"; {source.note}" if source.note else ""
         lines.append(_field("source", f"{source.url} ({digest}{note})"))
+    if not card.sources:
+        lines.append(_field("source", "no download reproduces the files (see the description "
+                                      "and the homepage)"))
     if card.checksums:
         lines.append(_field("checksums", card.checksums))
     selection = ", ".join(f"{k}={v}" for k, v in card.selection.items()) or "everything"
@@ -110,9 +113,11 @@ def describe_files(card, folder, data_dir):
     """Where the files are, or where they were looked for and how to get them."""
     if folder is None:
         looked = "; ".join(str(base / card.folder) for base in search_dirs(data_dir))
+        get = (f"download them with: textcluster corpora fetch {card.name}" if card.sources
+               else f"put {', '.join(card.files)} into one of these folders by hand")
         return "\n".join([
             _field("files", f"not present locally (looked in: {looked})"),
-            _field("", f"download them with: textcluster corpora fetch {card.name}"),
+            _field("", get),
         ])
     present = card.present_files(folder)
     missing = [name for name in card.optional_files if name not in present]

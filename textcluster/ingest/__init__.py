@@ -2,11 +2,13 @@
 
 A loader is a function ``loader(data_dir=None, **options) -> Corpus``; add one with
 ``CORPORA.register("name", loader)``. A loader with a ``view`` option and a ``views`` attribute
-(the allowed values) can be named ``"name:view"``, e.g. ``"citeulike-t:users"``.
+(the allowed values) can be named ``"name:view"``, e.g. ``"citeulike-t:users"``. The panel's
+CLUTO sets are registered one by one, as ``"cluto:<set>"``.
 
 Besides registered names, a corpus name can be ``hf:NAME`` (a Hugging Face dataset), the path
-of a table file (``.csv``, ``.tsv``, ``.jsonl``, ``.json``, ``.parquet``) or the path of a
-folder of ``.txt`` files.
+of a table file (``.csv``, ``.tsv``, ``.jsonl``, ``.json``, ``.parquet``), of a MATLAB file
+with Deng Cai's ``fea`` and ``gnd``, of a CLUTO matrix (``<name>.mat[.gz]`` holding text,
+``sparse_<name>.txt[.gz]``) or of a folder of ``.txt`` files.
 """
 
 import functools
@@ -17,9 +19,13 @@ from .._errors import InvalidInputError
 from ..corpus import Corpus
 from ..registry import Registry, UnknownNameError
 from .citeulike import load_citeulike_a, load_citeulike_t
+from .cluto import SETS as CLUTO_SETS
+from .cluto import is_cluto_file, load_cluto, load_cluto_set
 from .folder import load_folder
 from .libsvm import load_libsvm, load_sector
-from .matlab import load_reuters_cai, load_tdt2
+from .matlab import is_matlab_file, load_mat_file, load_reuters_cai, load_tdt2
+from .panel import TABLES as PANEL_TABLES
+from .panel import load_panel_table
 from .reuters import load_reuters
 from .table import HF_PREFIX, load_hf, load_table, table_format
 
@@ -30,11 +36,16 @@ CORPORA.register("reuters-cai", load_reuters_cai)
 CORPORA.register("sector", load_sector)
 CORPORA.register("citeulike-t", load_citeulike_t)
 CORPORA.register("citeulike-a", load_citeulike_a)
+for _name in PANEL_TABLES:
+    CORPORA.register(_name, functools.partial(load_panel_table, _name))
+for _name in CLUTO_SETS:
+    CORPORA.register(f"cluto:{_name}", functools.partial(load_cluto_set, _name))
 
 
 def resolve_loader(name):
-    """The loader for ``name``: a registered corpus, ``name:view``, ``hf:NAME``, a table file
-    or a folder of text files. Its signature lists the options it takes."""
+    """The loader for ``name``: a registered corpus, ``name:view``, ``hf:NAME``, a table file,
+    a MATLAB or CLUTO matrix file or a folder of text files. Its signature lists the options it
+    takes."""
     if name in CORPORA:
         return CORPORA.get(name)
     if name.startswith(HF_PREFIX) and len(name) > len(HF_PREFIX):
@@ -44,16 +55,22 @@ def resolve_loader(name):
         return functools.partial(_load_folder_corpus, name)
     if table_format(name) is not None:
         return _bind(load_table, path=name)
+    if is_matlab_file(path):
+        return _bind(load_mat_file, path=name)
+    if is_cluto_file(path):
+        return _bind(load_cluto, path=name)
     base, sep, view = name.rpartition(":")
     if sep and base in CORPORA:
         return _view_loader(base, view)
     try:
         return CORPORA.get(name)
     except UnknownNameError as exc:
+        found = (f"{name!r} is none of these" if path.exists()
+                 else f"there is no folder or file {name!r}")
         raise UnknownNameError(
             f"{exc}; or give hf:NAME for a Hugging Face dataset, the path of a .csv, .jsonl, "
-            f".json or .parquet file, or the path of a folder of .txt documents (there is no "
-            f"folder {name!r})"
+            f".json or .parquet file, of a MATLAB or CLUTO .mat file, or of a folder of .txt "
+            f"documents ({found})"
         ) from None
 
 
@@ -114,9 +131,13 @@ __all__ = [
     "load_corpus",
     "load_citeulike_a",
     "load_citeulike_t",
+    "load_cluto",
+    "load_cluto_set",
     "load_folder",
     "load_hf",
     "load_libsvm",
+    "load_mat_file",
+    "load_panel_table",
     "load_sector",
     "load_table",
     "resolve_loader",

@@ -39,9 +39,9 @@ def find_corpus_dir(subdir, required, data_dir=None, source=None):
         looked.append(str(folder))
         if folder.is_dir() and all(any(folder.glob(p)) for p in required):
             return folder
-    hint = f" Download them from {source}" if source else ""
+    get = f"Download them from {source} and pass" if source else "Put them there, or pass"
     raise DataNotFoundError(
         f"could not find {', '.join(required)} for corpus folder {subdir!r}; looked in: "
-        f"{'; '.join(looked)}.{hint} and pass the parent folder with --data-dir or "
+        f"{'; '.join(looked)}. {get} the folder holding {subdir}/ with --data-dir or "
         f"${DATA_ENV}."
     )

@@ -37,9 +37,7 @@ their clusterings can be compared), an article must also keep at least one tag a
 (``textcluster run ... --set graph=citations`` regularizes with it instead of the kNN graph).
 """
 
-import gzip
 import re
-import zlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -48,6 +46,7 @@ import scipy.sparse as sp
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ..text.tfidf import tfidf
+from ._files import find_file, has_file, read_lines
 from ._paths import find_corpus_dir
 
 SOURCES = {
@@ -84,7 +83,7 @@ def load_citeulike(variant, data_dir=None, view="tags", min_count=4, combined_we
         f"citeulike/{variant}", [f"{name}*" for name in ("users.dat", tag_file, "tags.dat",
                                                           "citations.dat")],
         data_dir, source=SOURCES[variant])
-    data = _read_all(folder, variant, with_terms=_has(folder, "mult.dat"))
+    data = _read_all(folder, variant, with_terms=has_file(folder, "mult.dat"))
     if view == "terms" and data["terms"] is None:
         raise DataNotFoundError(
             f"the terms view of {variant} needs mult.dat and vocabulary.dat (the articles' "
@@ -211,30 +210,30 @@ def _unit_tfidf(block):
 def _read_all(folder, variant, with_terms):
     """Every matrix of the folder, over all articles (rows of ``citations.dat``)."""
     tag_file, lines_are_articles = TAG_FILES[variant]
-    citations = read_lists(_path(folder, "citations.dat"))
+    citations = read_lists(find_file(folder, "citations.dat"))
     n_articles = len(citations)
-    tag_names = read_names(_path(folder, "tags.dat"))
-    users = read_lists(_path(folder, "users.dat"))
-    tag_lists = read_lists(_path(folder, tag_file))
+    tag_names = read_names(find_file(folder, "tags.dat"))
+    users = read_lists(find_file(folder, "users.dat"))
+    tag_lists = read_lists(find_file(folder, tag_file))
     if lines_are_articles:
-        article_tag = incidence(tag_lists, len(tag_names), _path(folder, tag_file))
-        _check_rows(article_tag, n_articles, _path(folder, tag_file), "articles")
+        article_tag = incidence(tag_lists, len(tag_names), find_file(folder, tag_file))
+        _check_rows(article_tag, n_articles, find_file(folder, tag_file), "articles")
     else:
-        article_tag = incidence(tag_lists, n_articles, _path(folder, tag_file)).T.tocsr()
-        _check_rows(article_tag.T, len(tag_names), _path(folder, tag_file), "tags")
+        article_tag = incidence(tag_lists, n_articles, find_file(folder, tag_file)).T.tocsr()
+        _check_rows(article_tag.T, len(tag_names), find_file(folder, tag_file), "tags")
     return {
         "folder": folder,
-        "users": incidence(users, n_articles, _path(folder, "users.dat")).T.tocsr(),
+        "users": incidence(users, n_articles, find_file(folder, "users.dat")).T.tocsr(),
         "tags": article_tag,
         "tag_names": tag_names,
-        "citations": citation_graph(citations, _path(folder, "citations.dat")),
+        "citations": citation_graph(citations, find_file(folder, "citations.dat")),
         "terms": _read_terms(folder, n_articles) if with_terms else None,
     }
 
 
 def _read_terms(folder, n_articles):
-    words = read_names(_path(folder, "vocabulary.dat"))
-    path = _path(folder, "mult.dat")
+    words = read_names(find_file(folder, "vocabulary.dat"))
+    path = find_file(folder, "mult.dat")
     counts = read_counts(path, len(words))
     _check_rows(counts, n_articles, path, "articles")
     return counts, words
@@ -248,43 +247,15 @@ def _check_rows(matrix, expected, path, what):
         )
 
 
-def _has(folder, name):
-    return any((folder / candidate).is_file() for candidate in (name, name + ".gz"))
-
-
-def _path(folder, name):
-    """``folder/name``, else ``folder/name.gz``."""
-    for candidate in (folder / name, folder / (name + ".gz")):
-        if candidate.is_file():
-            return candidate
-    raise DataNotFoundError(f"{folder} has no {name} or {name}.gz")
-
-
-def _lines(path):
-    """The lines of a (gzip-compressed) text file, decoded as UTF-8 or else Latin-1."""
-    try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError, zlib.error) as exc:
-        raise CorpusFormatError(
-            f"{path} is not a readable gzip file ({exc}); it is probably truncated or corrupt: "
-            f"re-download it"
-        ) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return text.splitlines()
-
-
 def read_names(path):
     """One name per line (tags.dat, vocabulary.dat)."""
-    return np.array([line.strip() for line in _lines(path)], dtype=object).astype(str)
+    return np.array([line.strip() for line in read_lines(path)], dtype=object).astype(str)
 
 
 def read_lists(path):
     """``<count> <id> <id> ...`` lines as a list of integer arrays (a blank line is empty)."""
     lists = []
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(read_lines(path), start=1):
         if not _LIST_LINE.fullmatch(line):
             raise _bad_line(path, number, line, "is not '<count> <id> <id> ...' with whole "
                             "numbers ≥ 0")
@@ -298,7 +269,7 @@ def read_lists(path):
 
 def read_counts(path, n_terms):
     """``mult.dat``: ``<count> <term>:<frequency> ...`` lines as a sparse count matrix."""
-    lines = _lines(path)
+    lines = read_lines(path)
     rows, terms, counts = [], [], []
     for number, line in enumerate(lines, start=1):
         values = list(map(int, line.replace(":", " ").split())) \

@@ -1,7 +1,8 @@
 """Deng Cai's preprocessed text corpora, stored as MATLAB files holding ``fea`` and ``gnd``.
 
 ``fea`` is a sparse documents × terms count matrix and ``gnd`` the 1-based class of each
-document. The files carry no vocabulary.
+document. The files carry no vocabulary. Any such file can also be given by path
+(``textcluster run path/to/file.mat``, :func:`load_mat_file`).
 """
 
 import struct
@@ -19,6 +20,7 @@ from ._paths import find_corpus_dir
 
 SOURCE = "http://www.cad.zju.edu.cn/home/dengcai/Data/TextData.html"
 TDT2_FILES = {"top30": "TDT2.mat", "all": "TDT2_all.mat"}
+MATLAB_MAGIC = b"MATLAB"
 
 # What scipy.io.loadmat raises, depending on where a file is cut or damaged.
 _READ_ERRORS = (
@@ -47,6 +49,22 @@ def load_reuters_cai(data_dir=None, min_class_size=None, top=None):
     folder = find_corpus_dir("reuters21578_cai", ["Reuters21578.mat"], data_dir, source=SOURCE)
     corpus = load_cai_mat(folder / "Reuters21578.mat", name="reuters-cai")
     return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+def load_mat_file(path, min_class_size=None, top=None):
+    """A MATLAB file with Deng Cai's ``fea`` and ``gnd``, given by path (see
+    :func:`load_cai_mat`)."""
+    return load_cai_mat(path).select_classes(min_class_size=min_class_size, top=top)
+
+
+def is_matlab_file(path):
+    """Whether ``path`` is a file whose header starts with ``MATLAB`` (``MATLAB 5.0 MAT-file``,
+    ``MATLAB 7.3 MAT-file``): told apart by content from CLUTO's text ``.mat`` files."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(MATLAB_MAGIC)) == MATLAB_MAGIC
+    except OSError:  # not a file, or unreadable
+        return False
 
 
 def load_cai_mat(path, name=None):

@@ -1,0 +1,22 @@
+"""The development panel's text corpora, ``<data folder>/panel/<name>/<name>.csv.gz``: gzip CSV
+with the columns ``id``, ``text`` and ``label``, read by :func:`~.table.load_table`.
+
+Each was built from one or more public repositories (its card, ``corpora/<name>.toml``, names
+them); the panel's CLUTO term-count sets are in :mod:`textcluster.ingest.cluto`.
+"""
+
+from .._errors import InvalidInputError
+from ..corpus import Corpus
+from ._paths import find_corpus_dir
+from .table import load_table
+
+TABLES = ("agnews", "biomedical", "classic4", "dbpedia", "r8", "stackoverflow")
+
+
+def load_panel_table(name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
+    """The panel's text corpus ``name`` (one of :data:`TABLES`)."""
+    if name not in TABLES:
+        raise InvalidInputError(f"no panel text corpus {name!r}; they are: {', '.join(TABLES)}")
+    file_name = f"{name}.csv.gz"
+    folder = find_corpus_dir(f"panel/{name}", [file_name], data_dir)
+    return load_table(folder / file_name, min_class_size=min_class_size, top=top)
