@@ -6,14 +6,27 @@ from textcluster.assign import assign_clusters, cluster_scores
 from textcluster._errors import InvalidInputError
 
 
-def test_cluster_scores_are_cosines_to_the_cluster_mean_for_dense_and_sparse_rows():
+def test_cluster_scores_are_one_minus_the_ratio_of_own_to_nearest_other_centroid_distance():
     rng = np.random.default_rng(0)
     rows, labels = rng.random((20, 5)), rng.integers(0, 3, 20)
-    means = np.vstack([rows[labels == c].mean(axis=0) for c in range(3)])[labels]
-    expected = np.einsum("ij,ij->i", rows, means) / (
-        np.linalg.norm(rows, axis=1) * np.linalg.norm(means, axis=1))
-    np.testing.assert_allclose(cluster_scores(rows, labels), expected)
-    np.testing.assert_allclose(cluster_scores(sp.csr_matrix(rows), labels), expected)
+    centroids = np.vstack([rows[labels == c].mean(axis=0) for c in range(3)])
+    distances = np.linalg.norm(rows[:, None, :] - centroids[None], axis=2)
+    own = distances[np.arange(20), labels]
+    distances[np.arange(20), labels] = np.inf
+    expected = np.clip(1 - own / distances.min(axis=1), 0, 1)
+    np.testing.assert_allclose(cluster_scores(rows, labels), expected, atol=1e-12)
+    np.testing.assert_allclose(cluster_scores(sp.csr_matrix(rows), labels), expected, atol=1e-12)
+
+
+def test_cluster_scores_bounds_and_edge_cases():
+    rows = np.array([[0.0, 0.0], [0.0, 0.2], [10.0, 0.0], [8.0, 0.0]])
+    scores = cluster_scores(rows, np.array([0, 0, 1, 0]))
+    assert np.all((scores >= 0) & (scores <= 1))
+    assert scores[2] == 1.0  # alone at its cluster's centroid
+    assert scores[3] == 0.0  # nearer to the other cluster than to its own
+    assert np.all(cluster_scores(rows, np.zeros(4, dtype=int)) == 1.0)  # one cluster: no rival
+    np.testing.assert_allclose(cluster_scores(rows, np.array([0, 0, 2, 2])),  # cluster 1 empty
+                               cluster_scores(rows, np.array([0, 0, 1, 1])))
 
 
 def test_argmax_and_kmeans_assignment():

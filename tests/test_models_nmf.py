@@ -9,7 +9,7 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
-from textcluster.models.nmf import update_basis, update_documents
+from textcluster.models.nmf import unit_basis_step, update_basis, update_documents
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -55,17 +55,18 @@ def test_fused_step_equals_the_separate_updates():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed):
+@pytest.mark.parametrize("scaling", ["scale-free", "unit-basis"])
+def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scaling):
     # D V − W V cancels to rounding noise in float32; the objective is computed in float64
     X, _ = poisson_tfidf(seed=seed)
-    model = GNMF(2, n_init=1, max_iter=60, graph_check=False, random_state=seed,
-                 n_assign_init=2).fit(X)
+    model = GNMF(2, lam=1e8, scaling=scaling, n_init=1, max_iter=60, graph_check=False,
+                 random_state=seed, n_assign_init=2).fit(X)
     history = model.objective_history_
     assert history[0] > 1e6 * history[-1]  # the graph term dominated at the start
     assert np.all(np.diff(history) <= 1e-6 * history[1:])
 
 
-@pytest.mark.parametrize("scaling", ["scale-free", "cai"])
+@pytest.mark.parametrize("scaling", ["unit-basis", "scale-free", "cai"])
 def test_recorded_objective_equals_the_dense_objective(scaling):
     X, _ = planted_corpus(seed=11)
     model = GNMF(3, lam=5.0, scaling=scaling, n_init=1, max_iter=20, graph_check=False,
@@ -85,7 +86,7 @@ def test_gnmf_with_zero_lambda_is_nmf():
     X, _ = planted_corpus(seed=12)
     nmf = NMF(3, n_init=3, init_iter=10, max_iter=50, random_state=4).fit(X)
     gnmf = GNMF(3, lam=0.0, scaling="cai", graph_check=False, n_init=3, init_iter=10,
-                max_iter=50, random_state=4).fit(X)
+                max_iter=50, assign="kmeans", random_state=4).fit(X)
     np.testing.assert_allclose(gnmf.components_, nmf.components_, rtol=1e-10)
     np.testing.assert_allclose(gnmf.objective_history_, nmf.objective_history_, rtol=1e-10)
     np.testing.assert_array_equal(gnmf.labels_, nmf.labels_)
@@ -131,8 +132,10 @@ def test_graph_that_disagrees_with_the_data_falls_back_to_nmf():
         model.fit(X, graph=G.tocsr())
     assert model.graph_check_["passed"] is False
     assert model.graph_check_["lift"] < 2.0
-    plain = NMF(3, n_init=3, init_iter=10, max_iter=60, random_state=0).fit(X)
-    np.testing.assert_array_equal(model.labels_, plain.labels_)  # fitted as NMF
+    assert model.lam_ == 0.0 and model.lam_selection_ is None
+    plain = GNMF(3, lam=0.0, graph_check=False, n_init=3, init_iter=10, max_iter=60,
+                 random_state=0).fit(X, graph=G.tocsr())
+    np.testing.assert_array_equal(model.labels_, plain.labels_)  # fitted without the graph
 
 
 def test_graph_that_agrees_with_the_data_is_kept():
@@ -156,3 +159,39 @@ def test_ncw_weighting_runs_and_keeps_shapes():
     X, y = planted_corpus(seed=19)
     V = NMF(3, ncw=True, n_init=2, init_iter=5, max_iter=30, random_state=0).fit_transform(X)
     assert V.shape == (X.shape[0], 3) and np.all(np.isfinite(V))
+
+
+def test_unit_basis_step_is_the_best_unit_column_and_keeps_unit_norms():
+    rng = np.random.default_rng(3)
+    X = sp.random(60, 40, density=0.3, random_state=3, format="csr")
+    V = rng.random((60, 4))
+    U = rng.random((40, 4))
+    U /= np.linalg.norm(U, axis=0)
+    before = dense_objective(X, V, U)
+    unit_basis_step(U, X.T @ V, V.T @ V)
+    np.testing.assert_allclose(np.linalg.norm(U, axis=0), 1.0)
+    assert dense_objective(X, V, U) <= before
+    # the last column is optimal given the others: no random unit non-negative column is better
+    best = dense_objective(X, V, U)
+    for _ in range(200):
+        trial = U.copy()
+        column = rng.random(40) ** 3
+        trial[:, 3] = column / np.linalg.norm(column)
+        assert dense_objective(X, V, trial) >= best - 1e-9
+
+
+def test_unit_basis_gnmf_keeps_its_scale_where_the_free_basis_drifts():
+    X, _ = planted_corpus(seed=20)
+    free = GNMF(3, lam=1e3, scaling="scale-free", n_init=1, max_iter=200, graph_check=False,
+                random_state=0)
+    unit = GNMF(3, lam=1e3, scaling="unit-basis", n_init=1, max_iter=200, graph_check=False,
+                random_state=0)
+    for model in (free, unit):
+        model._validate_params()
+        ctx = model._prepare(model._check_input(X, reset=True), None, None)
+        factors = model._random_factors(ctx, np.random.RandomState(0))
+        for _ in range(200):
+            model._update(factors, ctx)
+        model.basis_norms = np.linalg.norm(factors["U"], axis=0)
+    assert free.basis_norms.max() > 2.0  # the free basis grows: λ fades
+    np.testing.assert_allclose(unit.basis_norms, 1.0, rtol=1e-5)

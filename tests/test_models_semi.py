@@ -72,7 +72,7 @@ def test_dnmf_without_labels_or_with_alpha_zero_is_nmf():
 def test_gsnmfc_without_labels_and_beta_zero_is_gnmf(scaling):
     X, _ = planted_corpus(seed=22)
     assert_same_fit(GSNMFC(3, beta=0.0, scaling=scaling, random_state=4, **FAST).fit(X),
-                    GNMF(3, scaling=scaling, random_state=4, **FAST).fit(X))
+                    GNMF(3, scaling=scaling, assign="kmeans", random_state=4, **FAST).fit(X))
 
 
 def test_gsnmfc_without_graph_and_ridge_is_cnmf():

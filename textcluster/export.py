@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.preprocessing import normalize
 
 from . import __version__
 from ._errors import InvalidInputError
@@ -71,11 +72,14 @@ def clusters_frame(result):
 
 
 def _scored_rows(result):
-    """The rows the clusters were found on: the document factor, or for k-means models the
-    (projected) tf-idf rows, whose ``transform`` gives distances instead."""
+    """The rows the clusters were found on: the document factor (its unit rows for
+    ``assign="cosine"``), or for k-means models the (projected) tf-idf rows, whose
+    ``transform`` gives distances instead."""
     model = result.model
     if hasattr(model, "cluster_centers_"):
         return model._represent(result.representation.X, fitting=False)
+    if getattr(model, "assign", None) == "cosine":
+        return normalize(result.embedding)
     return result.embedding
 
 

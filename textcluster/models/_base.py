@@ -66,7 +66,9 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         objective is continued to ``max_iter`` (DESIGN §5.4, Cai's ``nRepeat``/``minIter``).
     init_iter : int, iterations of each start before the selection.
     init : {"random", "custom"}; "custom" takes ``W`` (n × k) and ``H`` (k × m) from ``fit``.
-    assign : {"kmeans", "argmax"}, how ``labels_`` are read off the document factor.
+    assign : {"kmeans", "cosine", "argmax"}, how ``labels_`` are read off the document factor
+        (:func:`textcluster.assign.assign_clusters`: k-means on its rows, k-means on its rows
+        scaled to unit length, or the largest entry).
     n_assign_init : int, k-means restarts for ``assign="kmeans"``.
     random_state : int, RandomState or None.
     """
@@ -78,7 +80,7 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "init_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"random", "custom"})],
-        "assign": [StrOptions({"kmeans", "argmax"})],
+        "assign": [StrOptions({"cosine", "kmeans", "argmax"})],
         "n_assign_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -135,13 +137,21 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
             return self._restarts(ctx, W, H)
 
     def _restarts(self, ctx, W, H):
-        rng = check_random_state(self.random_state)
+        if self.init != "custom" and (W is not None or H is not None):
+            raise InvalidInputError("W and H are used only with init='custom'")
         if self.init == "custom":
-            starts = [self._custom_factors(ctx, W, H)]
-        else:
-            if W is not None or H is not None:
-                raise InvalidInputError("W and H are used only with init='custom'")
-            starts = [self._random_factors(ctx, rng) for _ in range(self.n_init)]
+            return self._best_start([self._custom_factors(ctx, W, H)], ctx)
+        if self.init == "lsa-kmeans":
+            return self._best_start([self._lsa_start(ctx)], ctx)
+        return self._best_start(self._random_starts(ctx), ctx)
+
+    def _random_starts(self, ctx):
+        rng = check_random_state(self.random_state)
+        return [self._random_factors(ctx, rng) for _ in range(self.n_init)]
+
+    def _best_start(self, starts, ctx):
+        """Run each start ``init_iter`` iterations (all of them for a single start), continue
+        the one with the lowest objective to ``max_iter`` in total."""
         burn_in = self._burn_in(len(starts))
         runs = [self._start(f, ctx, burn_in) for f in starts]
         factors, history, converged = min(runs, key=lambda run: run[1][-1])
@@ -157,7 +167,7 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def planned_iterations(self):
         """Iterations ``fit`` runs at most, restarts included (for progress displays)."""
-        n_starts = 1 if self.init == "custom" else self.n_init
+        n_starts = self.n_init if self.init == "random" else 1
         burn_in = self._burn_in(n_starts)
         return n_starts * burn_in + self.max_iter - burn_in
 

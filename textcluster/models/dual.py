@@ -227,9 +227,10 @@ class ANMF(TermGraphFit, GNMF):
         "mu": [Interval(Real, 0, None, closed="left"), None],
         "term_neighbors": [Interval(Integral, 1, None, closed="left")],
         "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+        "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components=8, *, lam=None, mu=None, n_neighbors=7, weighting="binary",
+    def __init__(self, n_components=8, *, lam="auto", mu=None, n_neighbors=7, weighting="binary",
                  term_neighbors=7, term_weighting="binary", scaling="scale-free",
                  graph_check=True, ncw=False, max_iter=100, tol=0.0, n_init=10, init_iter=30,
                  init="random", assign="kmeans", n_assign_init=20, random_state=None):

@@ -14,9 +14,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+
 from .. import graph as graphs
 from ._base import EPS, FactorizationModel, check_custom_factor
 from ._linalg import SparseOperator
+from .baselines import LSIKMeans
+from .selection import SelectsGraphStrength, membership
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -47,15 +50,41 @@ def update_documents(V, XU, UtU, lam=0.0, WV=None, degree=None):
     V *= np.divide(numerator, denominator, out=denominator)
 
 
-def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None):
+def unit_basis_step(U, XtV, VtV):
+    """Each basis column in turn set to the best fit on the non-negative unit sphere.
+
+    With ``‖u_k‖ = 1`` held fixed, ``‖X − V Uᵀ‖²`` as a function of ``u_k`` alone is
+    ``const − 2 u_kᵀ r_k`` with ``r_k = Xᵀv_k − Σ_{j≠k} u_j (VᵀV)_jk``, minimized over the
+    non-negative unit sphere by ``u_k = [r_k]₊ / ‖[r_k]₊‖`` (an exact block step of
+    hierarchical ALS, Cichocki & Phan 2009, with the column norm fixed instead of free). A
+    column whose ``r_k`` has no positive entry is kept. Each step is exact, so the objective
+    never increases; the columns stay unit-norm, which fixes the scale that the graph term
+    would otherwise shrink towards zero (see :class:`GNMF`). ``XtV = XᵀV`` is overwritten."""
+    for k in range(U.shape[1]):
+        r = XtV[:, k]
+        r -= U @ VtV[:, k]
+        r += VtV[k, k] * U[:, k]
+        np.maximum(r, 0, out=r)
+        norm = np.linalg.norm(r)
+        if norm > 0:
+            U[:, k] = r / norm
+
+
+def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None,
+                        unit_basis=False):
     """One U-update, then one V-update (λ, graph ``W`` and ``degree`` for GNMF), in place.
 
-    Each update is applied block by block in the thread that computed that block of its sparse
-    product (``XᵀV``, then ``XU``), so the elementwise work runs on every core while the block is
-    still in cache. ``VtV = VᵀV`` and ``WV = W V`` of the current ``V`` may be passed when
-    already computed (by the previous objective). Returns ``XU`` and ``UᵀU``."""
+    The U-update is Lee & Seung's, or with ``unit_basis`` the exact unit-column step
+    (:func:`unit_basis_step`). Each multiplicative update is applied block by block in the
+    thread that computed that block of its sparse product (``XᵀV``, then ``XU``), so the
+    elementwise work runs on every core while the block is still in cache. ``VtV = VᵀV`` and
+    ``WV = W V`` of the current ``V`` may be passed when already computed (by the previous
+    objective). Returns ``XU`` and ``UᵀU``."""
     VtV = V.T @ V if VtV is None else VtV
-    X.tdot(V, rowwise=lambda s, e, XtV: update_basis(U[s:e], V, XtV, VtV))
+    if unit_basis:
+        unit_basis_step(U, X.tdot(V), VtV)
+    else:
+        X.tdot(V, rowwise=lambda s, e, XtV: update_basis(U[s:e], V, XtV, VtV))
     UtU = U.T @ U
     WV = W @ V if W is not None and WV is None else WV
 
@@ -109,7 +138,11 @@ class NMF(FactorizationModel):
     n_iter_ : iterations of the kept run.
     """
 
-    _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
+    _parameter_constraints = {
+        **FactorizationModel._parameter_constraints,
+        "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
+        "ncw": ["boolean"],
+    }
 
     def __init__(self, n_components=8, *, ncw=False, max_iter=100, tol=0.0, n_init=10,
                  init_iter=30, init="random", assign="kmeans", n_assign_init=20,
@@ -123,7 +156,7 @@ class NMF(FactorizationModel):
         if self.ncw:
             X = ncw_weighted(X)
         op = SparseOperator(X)
-        return {"X": op, "X_norm2": op.squared_norm(), "dtype": X.dtype}
+        return {"X": op, "data": X, "X_norm2": op.squared_norm(), "dtype": X.dtype}
 
     def _random_factors(self, ctx, rng):
         n, m = ctx["X"].shape
@@ -131,6 +164,26 @@ class NMF(FactorizationModel):
         U = rng.uniform(size=(m, k)).astype(ctx["dtype"])
         V = rng.uniform(size=(n, k)).astype(ctx["dtype"])
         normalize_basis(U, V)
+        return {"U": U, "V": V}
+
+    def _lsa_start(self, ctx):
+        """``init="lsa-kmeans"``: :meth:`_seeded_factors` from the clusters of LSA + k-means
+        (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
+        lsa = LSIKMeans(self.n_components, random_state=self.random_state)
+        return self._seeded_factors(ctx, lsa.fit(ctx["data"]).labels_)
+
+    def _seeded_factors(self, ctx, labels):
+        """A start from a clustering: the basis columns the unit-length cluster centroids, the
+        document factor each document's product with them (plus 10⁻³ of its largest entry, so
+        that the multiplicative updates can move every entry), at the least-squares scale."""
+        X, k = ctx["data"], self.n_components
+        centroids = membership(labels, k).T @ X
+        centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
+        U = np.ascontiguousarray(centroids.T, dtype=ctx["dtype"])
+        U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
+        V = ctx["X"].dot(U)
+        V += 1e-3 * V.max()
+        fit_scale(U, V, ctx)
         return {"U": U, "V": V}
 
     def _custom_factors(self, ctx, W, H):
@@ -168,57 +221,89 @@ class NMF(FactorizationModel):
         return V
 
 
-class GNMF(NMF):
+class GNMF(SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
-    ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V)``, ``L = D − W`` the Laplacian of a kNN graph over the
-    documents (``n_neighbors``, ``weighting`` of :func:`textcluster.graph.knn_graph`, or a
-    precomputed ``graph`` passed to ``fit``). Updates: the U-update of :class:`NMF` and
-    ``V ← V ⊙ (XU + λWV) / (VUᵀU + λDV)`` (eq. 16), a majorization step, so the objective never
-    increases. λ = 0 gives :class:`NMF`. Memory: O(nnz + (n + m)k + n·n_neighbors).
+    ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V)`` over ``U, V ≥ 0``, ``L = D − W`` the Laplacian of a kNN
+    graph over the documents (``n_neighbors``, ``weighting`` of
+    :func:`textcluster.graph.knn_graph`, or a precomputed ``graph`` passed to ``fit``). The
+    V-update is ``V ← V ⊙ (XU + λWV) / (VUᵀU + λDV)`` (eq. 16), a majorization step, so the
+    objective never increases. λ = 0 gives :class:`NMF`. Memory: O(nnz + (n + m)k +
+    n·n_neighbors).
 
-    Scale. The updates are not scale invariant: ``(U S, V S⁻¹)`` fits ``X`` equally well but
-    changes the graph term, and multiplicative updates hardly move along that direction, so
-    λ's real strength is set by the scale of the start. ``scaling="cai"`` is Deng Cai's code:
-    the basis columns of a uniform random start are scaled to unit norm and V absorbs the
-    norms, which makes V about 30,000 times larger than the least-squares fit of X on TDT2,
-    so λ = 100 acts as about 10¹⁰ (full TDT2: NMI 0.867, measured). How strong it is depends
-    on the corpus' number of terms and of documents.
+    Scale (``scaling``). As written the objective has no minimizer but NMF's: ``(U s, V / s)``
+    fits X equally well and divides the graph term by s², so its infimum lies at V → 0, and the
+    multiplicative updates drift that way (measured on tr31, λ = 10³: the basis columns grew
+    from norm 1 to 106 in 300 iterations, the graph's real weight falling 10⁴-fold). What λ
+    does then depends on the start and on the number of iterations.
 
-    ``scaling="scale-free"`` (default) scales the same start so that ``V Uᵀ`` is the
-    least-squares fit of ``X`` and divides λ by the graph's mean degree, so λ means the same on
-    every corpus, weighting and ``n_neighbors``. The default λ = 10⁸ sits in the regime where
-    the graph term dominates the V-update (measured on full TDT2: λ = 10⁴ NMI 0.77, 10⁶ 0.845,
-    10¹⁰ 0.851; NMF 0.69); there GNMF spreads the data's signal along the kNN graph, which is
-    what makes it beat NMF on TDT2 and Reuters (see the README for the measurements).
+    * ``"unit-basis"`` (default) holds the basis columns at unit L2 norm: the U-update is the
+      exact block step on the non-negative unit sphere (:func:`unit_basis_step`), so the
+      objective never increases, has a minimizer, and λ a meaning. With unit basis columns the
+      V-subproblem has curvature about 1 per factor; λ is divided by the graph's mean degree d̄,
+      so the graph term acts as a low-pass filter on the factor with response
+      ``1 / (1 + λ ν)`` at the graph frequency ν (an eigenvalue of ``L / d̄``, in [0, 2]).
+    * ``"scale-free"``: the previous default. The start is scaled so that ``V Uᵀ`` is the
+      least-squares fit of X, λ is divided by d̄, the basis is free; with λ = 10⁸ the graph
+      term dominates and 370 multiplicative steps diffuse the factor along the graph (full
+      TDT2 NMI 0.859; on corpora whose graph links topics every document ends with the same
+      profile: DBpedia NMI 0.09).
+    * ``"cai"``: Deng Cai's code: basis columns of a random start scaled to unit norm, V
+      absorbing the norms, λ as given (λ = 100 acts as about 10¹⁰ on TDT2; NMI 0.867).
 
-    That regime trusts the graph. ``graph_check=True`` (default) first verifies that the graph
-    agrees with the data: the documents it links must be at least ``MIN_EDGE_LIFT`` = 2 times
-    as similar (mean cosine over the edges) as random pairs (:func:`textcluster.graph.edge_lift`).
-    Measured on three-class draws of TDT2 and Reuters: kNN graphs 4.6–6.5, random 5-regular
-    graphs 0.94–1.10. A graph that fails is not used: the model is fitted with λ = 0 (plain
-    NMF) and a warning says so; the outcome is in ``graph_check_``. The test looks at the
-    graph, not at the clusters, so it is blind to class sizes. An earlier test on the clusters'
-    cohesion rejected right partitions of very unequal classes (69 of 450 runs on Cai's
-    Reuters draws, see the README).
+    λ (``lam``). ``"auto"`` (default) is chosen per corpus without labels with
+    ``scaling="unit-basis"``; with the papers' scalings it is their fixed value (10⁸
+    scale-free, 100 cai). The candidates are (1) a path over λ ∈ ``LAM_PATH`` (0 … 10⁴),
+    started from the clusters of LSA + k-means (:meth:`_seeded_factors`; or from ``W``, ``H``
+    with ``init="custom"``), ``PATH_FIRST_ITER`` iterations at λ = 0 and ``PATH_STEP_ITER`` at
+    each next λ, warm-started; and (2) a graph-led fit at λ = ``GRAPH_LED_LAM`` from random
+    starts (``n_init`` starts of ``init_iter`` iterations, the best continued to
+    ``max_iter``), where the kNN graph's own clusters decide, as in spectral clustering. Each
+    candidate's clusters are scored on the tf-idf rows and the graph, and
+    :func:`textcluster.models.selection.choose` keeps the clusters that cut the fewest graph
+    edges among those as coherent in the documents' own geometry as the best (within 1 %).
+    The chosen candidate then runs ``max_iter`` more iterations at its λ (the recorded
+    ``objective_history_``). The candidates and
+    their scores are in ``lam_selection_``, the λ used in ``lam_``. Cost: about 700
+    iterations and 12 k-means runs on the factor, against 370 iterations for a fixed λ with
+    the papers' ten restarts (measured in ``benchmarks/bench_lam_selection.py``).
 
-    Parameters: those of :class:`NMF` plus ``lam`` (λ; default 10⁸ scale-free, 100 cai),
-    ``n_neighbors``, ``weighting`` (binary | heat | cosine), ``scaling`` (scale-free | cai),
-    ``graph_check`` (bool).
+    The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
+    the data: the documents it links must be at least ``MIN_EDGE_LIFT`` = 2 times as similar
+    (mean cosine over the edges) as random pairs (:func:`textcluster.graph.edge_lift`;
+    measured on three-class draws of TDT2 and Reuters: kNN graphs 4.6–6.5, random 5-regular
+    graphs 0.94–1.10). A graph that fails is not used: the model is fitted with λ = 0 (plain
+    NMF) and a warning says so; the outcome is in ``graph_check_``.
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, n_init, init_iter, init, assign, n_assign_init, random_state
+        as in :class:`~textcluster.models._base.FactorizationModel`; ``init="lsa-kmeans"``
+        starts from the clusters of LSA + k-means (:meth:`NMF._seeded_factors`).
+    lam : float ≥ 0 or "auto", default "auto"; the graph weight λ (see above).
+    n_neighbors : int, default 5; neighbours per document in the kNN graph.
+    weighting : {"binary", "heat", "cosine"}, default "binary"; the graph's edge weights.
+    scaling : {"unit-basis", "scale-free", "cai"}, default "unit-basis"; see above.
+    graph_check : bool, default True; see above.
+    ncw : bool, default False; normalized-cut weighting of the documents (:class:`NMF`).
+    assign : default "cosine" (k-means on the unit rows of the document factor).
+
+    Attributes: those of :class:`NMF`, plus ``graph_`` (the document graph), ``lam_``,
+    ``lam_selection_`` (None unless λ was chosen) and ``graph_check_``.
     """
 
     _parameter_constraints = {
         **NMF._parameter_constraints,
-        "lam": [Interval(Real, 0, None, closed="left"), None],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "weighting": [StrOptions({"binary", "heat", "cosine"})],
-        "scaling": [StrOptions({"scale-free", "cai"})],
+        "scaling": [StrOptions({"unit-basis", "scale-free", "cai"})],
         "graph_check": ["boolean"],
     }
 
-    def __init__(self, n_components=8, *, lam=None, n_neighbors=5, weighting="binary",
-                 scaling="scale-free", graph_check=True, ncw=False, max_iter=100, tol=0.0,
-                 n_init=10, init_iter=30, init="random", assign="kmeans", n_assign_init=20,
+    def __init__(self, n_components=8, *, lam="auto", n_neighbors=5, weighting="binary",
+                 scaling="unit-basis", graph_check=True, ncw=False, max_iter=100, tol=0.0,
+                 n_init=10, init_iter=30, init="random", assign="cosine", n_assign_init=20,
                  random_state=None):
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
@@ -235,7 +320,10 @@ class GNMF(NMF):
         self.graph_ = W
         self._check_graph(X, W)
         degree = np.asarray(W.sum(axis=1)).ravel()
-        return {**ctx, "W": W, "degree": degree, "lam": self._effective_lam(degree)}
+        ctx = {**ctx, "W": W, "degree": degree, "lam_scale": self._lam_scale(degree)}
+        self.lam_ = 0.0 if self._graph_off else self._fixed_lam()
+        self.lam_selection_ = None
+        return {**ctx, "lam": (self.lam_ or 0.0) * ctx["lam_scale"]}
 
     def _check_graph(self, X, W):
         """``graph_check``: fit without the graph (λ = 0) when it does not agree with X."""
@@ -248,17 +336,19 @@ class GNMF(NMF):
                               UserWarning)
                 self._graph_off = True
 
-    def _effective_lam(self, degree):
-        if getattr(self, "_graph_off", False):
-            return 0.0
-        lam = self.lam if self.lam is not None else DEFAULT_LAM[self.scaling]
-        if self.scaling == "scale-free":
-            lam /= max(degree.mean(), EPS)
-        return lam
+    def _fixed_lam(self):
+        """The λ given, the papers' fixed default for their scalings, or None (to choose)."""
+        if self.lam != "auto":
+            return float(self.lam)
+        return DEFAULT_LAM.get(self.scaling)
+
+    def _lam_scale(self, degree):
+        """Factor from λ as given to the weight in the updates: 1 / d̄ but for Cai's scaling."""
+        return 1.0 if self.scaling == "cai" else 1.0 / max(degree.mean(), EPS)
 
     def _random_factors(self, ctx, rng):
         factors = super()._random_factors(ctx, rng)
-        if self.scaling == "scale-free":
+        if self.scaling != "cai":
             fit_scale(factors["U"], factors["V"], ctx)
         return factors
 
@@ -277,13 +367,14 @@ class GNMF(NMF):
         # VᵀV and W V of the new V serve the objective now and the next update
         U, V, W, degree = factors["U"], factors["V"], ctx["W"], ctx["degree"]
         XU, UtU = multiplicative_step(ctx["X"], U, V, ctx["lam"], W, degree,
-                                      VtV=factors.pop("VtV", None), WV=factors.pop("WV", None))
+                                      VtV=factors.pop("VtV", None), WV=factors.pop("WV", None),
+                                      unit_basis=self.scaling == "unit-basis")
         WV, graph_term = self._graph_products(V, ctx)
         factors.update(VtV=V.T @ V, WV=WV.astype(V.dtype, copy=False))
         return reconstruction_error(ctx["X_norm2"], V, XU, UtU, factors["VtV"]) + graph_term
 
 
-DEFAULT_LAM = {"scale-free": 1e8, "cai": 100.0}
+DEFAULT_LAM = {"scale-free": 1e8, "cai": 100.0}  # the papers' scalings: fixed λ
 MIN_EDGE_LIFT = 2.0  # kNN graphs: 4.6–6.5; graphs unrelated to the documents: about 1
 
 GRAPH_FALLBACK = (

@@ -18,7 +18,7 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._errors import InvalidInputError
 from ._base import EPS, check_custom_factor
@@ -275,9 +275,10 @@ class GSNMFC(_LabelConstrained, GNMF):
     _parameter_constraints = {
         **GNMF._parameter_constraints,
         "beta": [Interval(Real, 0, None, closed="left")],
+        "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components=8, *, lam=None, beta=1e-3, n_neighbors=5,
+    def __init__(self, n_components=8, *, lam="auto", beta=1e-3, n_neighbors=5,
                  weighting="binary", scaling="scale-free", graph_check=True, ncw=False,
                  max_iter=100, tol=0.0, n_init=10, init_iter=30, init="random",
                  assign="kmeans", n_assign_init=20, random_state=None):
