@@ -255,14 +255,16 @@ def test_truncated_reuters_gzip(tmp_path, no_default_data):
 def test_document_empty_after_preprocessing(tmp_path):
     corpus = write_folder_corpus(tmp_path / "corpus", n_per_class=6)
     (corpus / "sports" / "stopwords.txt").write_text("The and of.\n", encoding="utf-8")
-    output = run_fails(corpus, "--model", "nmf", *FAST["nmf"])
+    output = run_fails(corpus, "--model", "nmf", "--set", "empty_documents=error",
+                       *FAST["nmf"])
     assert "sports/stopwords" in output and "empty_documents=drop" in output
 
     out = tmp_path / "out"
-    run_ok(corpus, "--model", "nmf", "--set", "empty_documents=drop", "--out", out,
-           *FAST["nmf"])
+    run_ok(corpus, "--model", "nmf", "--out", out, *FAST["nmf"])
     clusters = pd.read_csv(out / "clusters.csv")
     assert len(clusters) == 18 and "sports/stopwords" not in set(clusters["doc_id"])
+    assert json.loads((out / "run.json").read_text())["dropped_documents"] == [
+        "sports/stopwords"]
 
 
 def test_empty_folder(tmp_path):

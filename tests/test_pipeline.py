@@ -174,8 +174,9 @@ def test_represent_float64():
 def test_represent_empty_documents():
     corpus = text_corpus(TEXTS + ["The and of it."], labels=["s", "s", "c", "c", "c"])
     with pytest.raises(InvalidInputError, match=r"ids: d4.*empty_documents=drop"):
-        pipeline.represent(corpus)
-    rep = pipeline.represent(corpus, empty_documents="drop")
+        pipeline.represent(corpus, empty_documents="error")
+    with pytest.warns(UserWarning, match=r"ids: d4.*left out"):
+        rep = pipeline.represent(corpus)
     assert rep.dropped_docs == ["d4"]
     assert list(rep.corpus.ids) == ["d0", "d1", "d2", "d3"] and rep.X.shape[0] == 4
     assert list(rep.corpus.labels) == ["s", "s", "c", "c"]

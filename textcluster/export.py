@@ -93,6 +93,7 @@ def write_run(result, out_dir):
     _atomic_write(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     run = {**result.params, "versions": versions(),
            "n_iter": getattr(result.model, "n_iter_", None),
+           "lam_selection": getattr(result.model, "lam_selection_", None),
            "objective_history": _history(result.model)}
     _atomic_write(out / "run.json", json.dumps(run, indent=2) + "\n")
     return out

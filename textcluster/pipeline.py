@@ -2,6 +2,7 @@
 
 import inspect
 import time
+import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import numpy as np
 from . import cache, cards, ingest, metrics
 from ._errors import DataNotFoundError, InvalidInputError
 from .ingest import resolve_loader
-from .models import MODELS, SEMI_SUPERVISED, make_model
+from .models import MODELS, SEMI_SUPERVISED, chosen_settings, make_model
 from .protocol import evaluate_split, labeled_subset
 from .progress import progress_step
 from .text.tfidf import WEIGHTINGS, count_terms, empty_rows, tfidf
@@ -26,7 +27,7 @@ PREPROCESS_DEFAULTS = {
     "max_features": None,
     "weighting": "cai",
     "dtype": "float32",
-    "empty_documents": "error",
+    "empty_documents": "drop",
 }
 
 
@@ -209,17 +210,26 @@ def _check_preprocess(opts):
 
 
 def _handle_empty(X, corpus, policy):
+    """Documents with no term left after preprocessing cannot be clustered: left out with a
+    warning (``empty_documents="drop"``, the default; their ids are in ``dropped_docs``), or
+    an error (``"error"``)."""
     empty = empty_rows(X)
     if len(empty) == 0:
         return X, corpus, []
     ids = [str(corpus.ids[i]) for i in empty]
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    what = (f"{len(ids)} document(s) of corpus {corpus.name!r} have no terms left after "
+            f"preprocessing (ids: {shown})")
     if policy != "drop":
-        shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
         raise InvalidInputError(
-            f"{len(ids)} document(s) of corpus {corpus.name!r} have no terms left after "
-            f"preprocessing (ids: {shown}). Remove them, relax the preprocessing "
-            f"(stop_words, min_df), or pass --set empty_documents=drop to leave them out."
+            f"{what}. Remove them, relax the preprocessing (stop_words, min_df), or pass "
+            f"--set empty_documents=drop to leave them out."
         )
+    if len(ids) == X.shape[0]:
+        raise InvalidInputError(f"{what}: every document is empty; relax the preprocessing "
+                                f"(stop_words, min_df)")
+    warnings.warn(f"{what} and are left out of the clustering (run.json lists them; "
+                  f"--set empty_documents=error stops instead)", UserWarning, stacklevel=3)
     keep = np.setdiff1d(np.arange(X.shape[0]), empty)
     return X[keep], corpus.subset(keep), ids
 
@@ -260,6 +270,7 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
     params = {"corpus": corpus_name, "model": model_name, "k": k, "seed": seed,
               "corpus_options": routed["corpus"],
               "preprocess": rep.options,
+              "dropped_documents": rep.dropped_docs,
               "graph": graph_choice,
               "labeled": {"fraction": labeled_fraction, "per_class": labeled_per_class,
                           "n_labeled": None if y is None else int((y >= 0).sum())},
@@ -322,7 +333,7 @@ def evaluate(corpus, labels, k, model=None, y=None):
     history = getattr(model, "objective_history_", None)
     if history is not None and len(history):
         scores["objective"] = float(history[-1])
-    return scores
+    return {**scores, **chosen_settings(model)}
 
 
 def _planned_iterations(model):

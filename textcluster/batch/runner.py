@@ -27,7 +27,7 @@ from .. import __version__
 from .._errors import InvalidInputError, TextclusterError
 from ..export import _atomic_write
 from ..metrics import evaluate
-from ..models import make_model
+from ..models import chosen_settings, make_model
 from ..pipeline import Timer, load_corpus, represent
 from ..protocol import class_subset, evaluate_split, labeled_subset
 from .executors import SerialExecutor
@@ -72,7 +72,7 @@ def _fit_and_score(job, timer):
     with timer.stage("fit"):
         model.fit(X, y, **fit_args)
     with timer.stage("evaluate"):
-        metrics = score(truth, model.labels_, y)
+        metrics = {**score(truth, model.labels_, y), **chosen_settings(model)}
     result = {"k": k, "labeled": labeled, "metrics": metrics,
               "objective": objective(model, job.record_history)}
     if job.keep_clusters:

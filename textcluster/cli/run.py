@@ -82,6 +82,10 @@ def format_table(result):
             lines.append(f"  {name:<16}{m[name]:.4f}")
     if "objective" in m:
         lines.append(f"  {'objective':<16}{m['objective']:.6g}")
+    selection = getattr(result.model, "lam_selection_", None)
+    if selection is not None:
+        lines.append(f"  {'lam':<16}{m['lam']:g}, chosen without labels among "
+                     f"{len(selection['candidates'])} candidates (run.json: lam_selection)")
     timing = ", ".join(f"{stage} {sec:.1f}s" for stage, sec in result.timings.items())
     lines.append(f"  {'time':<16}{timing}")
     return "\n".join(lines)

@@ -35,6 +35,13 @@ MODELS.register("kagpnmf", KernelAGPNMF)
 SEMI_SUPERVISED = frozenset({"grscf", "constrained-nmf", "dnmf", "gsnmfc", "sodnmf"})
 
 
+def chosen_settings(model):
+    """The settings a fitted model chose itself without labels (the graph strength ``lam``),
+    for the metrics and the ledger; empty when it chose none."""
+    lam = getattr(model, "lam_", None)
+    return {} if getattr(model, "lam_selection_", None) is None else {"lam": lam}
+
+
 def make_model(name, **params):
     """The estimator registered as ``name``, with ``params`` (validated on ``fit``)."""
     cls = MODELS.get(name)
@@ -49,6 +56,6 @@ def make_model(name, **params):
     return cls(**params)
 
 
-__all__ = ["MODELS", "SEMI_SUPERVISED", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
+__all__ = ["MODELS", "SEMI_SUPERVISED", "chosen_settings", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
            "ConstrainedNMF", "DNMF", "GSNMFC", "ConvexNMF", "CF", "LCCF", "GRSCF",
            "PNMF", "AGPNMF", "KernelAGPNMF"]

@@ -1,0 +1,55 @@
+"""The default graph strength and the confidence score on real corpora of the development
+panel (../shared/data/panel): a setting chosen without labels must not lose to the baselines
+a user would reach for, and the score must separate right from wrong assignments.
+
+Slow (about a minute): marked ``slow``; skipped with a reason when the corpora are absent.
+"""
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import normalize
+
+from textcluster.assign import cluster_scores
+from textcluster.ingest import load_corpus
+from textcluster.metrics import nmi
+from textcluster.models import GNMF, LSIKMeans, NMF
+from textcluster.pipeline import represent
+
+from .test_selection import correctly_assigned
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]
+
+CORPORA = ["cluto:tr41", "cluto:k1b", "cluto:la2"]
+
+
+@pytest.fixture(scope="module", params=CORPORA)
+def panel_corpus(request, real_data_dir):
+    if not (real_data_dir / "panel").is_dir():
+        pytest.skip(f"the development panel is not in {real_data_dir}")
+    corpus = load_corpus(request.param, real_data_dir)
+    return request.param, represent(corpus).X, corpus.labels
+
+
+@pytest.fixture(scope="module")
+def default_gnmf(panel_corpus):
+    _, X, y = panel_corpus
+    model = GNMF(len(np.unique(y)), random_state=0)
+    return model, model.fit_transform(X)
+
+
+def test_default_gnmf_is_not_worse_than_nmf_and_lsa(panel_corpus, default_gnmf):
+    name, X, y = panel_corpus
+    k = len(np.unique(y))
+    model, _ = default_gnmf
+    ours = nmi(y, model.labels_)
+    assert ours >= nmi(y, NMF(k, random_state=0).fit(X).labels_) - 0.01, name
+    assert ours >= nmi(y, LSIKMeans(k, random_state=0).fit(X).labels_) - 0.02, name
+    assert model.lam_selection_["chosen"]["lam"] == model.lam_
+
+
+def test_correct_documents_score_higher_than_misassigned_ones(panel_corpus, default_gnmf):
+    name, _, y = panel_corpus
+    model, V = default_gnmf
+    correct = correctly_assigned(y, model.labels_)
+    scores = cluster_scores(normalize(V), model.labels_)
+    assert scores[correct].mean() > scores[~correct].mean() + 0.05, name
