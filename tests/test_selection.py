@@ -62,14 +62,15 @@ def test_choose_takes_the_fewest_cut_edges_among_equally_coherent_clusterings():
 
 
 def test_graph_led_candidate_needs_reproducible_clusters_and_fewer_cut_edges():
-    def pick(stability, cut):
+    def pick(stability, cut, coherence=0.29):
         path = candidates((0.3, 0.2), (0.299, 0.1))
-        graph_led = Candidate({"lam": "graph"}, cohesion=0.2, graph_cut=cut)
+        graph_led = Candidate({"lam": "graph"}, cohesion=coherence, graph_cut=cut)
         return choose(path, graph_led, stability)
 
     assert pick(MIN_STABILITY, 0.05) == 2
     assert pick(MIN_STABILITY - 0.01, 0.05) == 1  # not reproducible
     assert pick(0.99, 0.15) == 1  # cuts more edges than the geometry-led choice
+    assert pick(0.99, 0.05, coherence=0.28) == 1  # more than 5 % less coherent
 
 
 def linking_graph(y, n_neighbors=5, seed=0):

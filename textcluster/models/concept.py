@@ -47,6 +47,8 @@ from ._kernel import (
     solve_documents,
 )
 from .nmf import graph_term, ncw_weighted, update_documents
+from .baselines import LSIKMeans
+from .selection import SelectsGraphStrength, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
 
@@ -118,7 +120,7 @@ class CF(FactorizationModel):
         self._term_totals = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
         weighted = ncw_weighted(X, self._term_totals) if self.ncw else X
         K = DenseKernel(linear_kernel(weighted, type(self).__name__))
-        return {"X": weighted, "K": K, "K_trace": K.trace(), "dtype": X.dtype}
+        return {"X": weighted, "data": X, "K": K, "K_trace": K.trace(), "dtype": X.dtype}
 
     def _random_factors(self, ctx, rng):
         n, k = ctx["X"].shape[0], self.n_components
@@ -128,6 +130,19 @@ class CF(FactorizationModel):
 
     def _custom_factors(self, ctx, W, H):
         V, A = custom_concept_start(ctx, W, H, self.n_components)
+        return self._initial_factors(ctx, A, V)
+
+    def _lsa_start(self, ctx):
+        """A start from the clusters of LSA + k-means: each concept the mean of its cluster's
+        (weighted) documents, each document's factor its kernel product with the concepts
+        (plus 10⁻³ of the largest, so that every entry can move); then the start-up scaling."""
+        labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
+            ctx["data"]).labels_
+        members = membership(labels, self.n_components)
+        A = np.asarray((members / np.maximum(members.sum(axis=0), 1)).todense(),
+                       dtype=ctx["dtype"])
+        V = ctx["K"].dot(A)
+        V += 1e-3 * V.max()
         return self._initial_factors(ctx, A, V)
 
     def _initial_factors(self, ctx, A, V):
@@ -169,7 +184,7 @@ class CF(FactorizationModel):
                                update_documents)
 
 
-class LCCF(CF):
+class LCCF(SelectsGraphStrength, CF):
     """Locally consistent concept factorization (Cai, He & Han, TKDE 2011; paper 001 eqs. 5–8).
 
     ``min ‖X − V Aᵀ X‖²_F + λ tr(Vᵀ L V)``, ``L = D − S`` the Laplacian of a kNN graph over the
@@ -196,27 +211,41 @@ class LCCF(CF):
 
     _parameter_constraints = {
         **CF._parameter_constraints,
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "weighting": [StrOptions({"binary", "heat", "cosine"})],
+        "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components=8, *, lam=100.0, n_neighbors=5, weighting="cosine",
-                 ncw=True, max_iter=200, tol=0.0, n_init=10, init_iter=30, init="random",
-                 assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components=8, *, lam="auto", n_neighbors=5, weighting="cosine",
+                 scaling="scale-free", ncw=True, max_iter=200, tol=0.0, n_init=10,
+                 init_iter=30, init="random", assign="cosine", n_assign_init=20,
+                 random_state=None):
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.lam = lam
         self.n_neighbors = n_neighbors
         self.weighting = weighting
+        self.scaling = scaling
 
     def _prepare(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         self.graph_ = W
         degree = np.asarray(W.sum(axis=1)).ravel()
-        return {**ctx, "W": W, "degree": degree, "lam": float(self.lam)}
+        self.lam_ = self._fixed_lam()
+        self.lam_selection_ = None
+        scale = (1.0 if self.scaling == "cai"
+                 else ctx["K_trace"] / (self.n_components * max(degree.mean(), EPS)))
+        return self._at_strength({**ctx, "W": W, "degree": degree, "lam_scale": scale},
+                                 self.lam_ or 0.0)
+
+    def _fixed_lam(self):
+        """The λ given, Cai's λ = 100 for his scaling, or None (to choose)."""
+        if self.lam != "auto":
+            return float(self.lam)
+        return 100.0 if self.scaling == "cai" else None
 
     def _graph_term(self, V, ctx):
         return ctx["lam"] * graph_term(V, ctx["W"], ctx["degree"])[0]
@@ -257,10 +286,10 @@ class GRSCF(LCCF):
     """
 
     def __init__(self, n_components=8, *, lam=100.0, n_neighbors=5, weighting="cosine",
-                 ncw=True, max_iter=200, tol=0.0, n_init=10, init_iter=30, init="random",
-                 assign="kmeans", n_assign_init=20, random_state=None):
+                 scaling="cai", ncw=True, max_iter=200, tol=0.0, n_init=10, init_iter=30,
+                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
-                         ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
+                         scaling=scaling, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
 

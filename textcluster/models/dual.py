@@ -25,6 +25,7 @@ from .nmf import (
     graph_term,
     normalize_basis,
     reconstruction_error,
+    unit_basis_step,
     update_documents,
 )
 
@@ -227,13 +228,12 @@ class ANMF(TermGraphFit, GNMF):
         "mu": [Interval(Real, 0, None, closed="left"), None],
         "term_neighbors": [Interval(Integral, 1, None, closed="left")],
         "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
-        "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
     def __init__(self, n_components=8, *, lam="auto", mu=None, n_neighbors=7, weighting="binary",
-                 term_neighbors=7, term_weighting="binary", scaling="scale-free",
+                 term_neighbors=7, term_weighting="binary", scaling="unit-basis",
                  graph_check=True, ncw=False, max_iter=100, tol=0.0, n_init=10, init_iter=30,
-                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+                 init="random", assign="cosine", n_assign_init=20, random_state=None):
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
                          scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
@@ -242,8 +242,8 @@ class ANMF(TermGraphFit, GNMF):
         self.term_neighbors = term_neighbors
         self.term_weighting = term_weighting
 
-    def _prepare(self, X, y, graph):
-        ctx = super()._prepare(X, y, graph)
+    def _graph_context(self, X, y, graph):
+        ctx = super()._graph_context(X, y, graph)
         m = X.shape[1]
         if self._term_graph_input is None:
             Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
@@ -253,16 +253,20 @@ class ANMF(TermGraphFit, GNMF):
         Wt = sp.csr_matrix(Wt, dtype=X.dtype)
         term_degree = np.asarray(Wt.sum(axis=1)).ravel()
         self.term_graph_ = Wt
-        mu = self._effective_mu(term_degree, ctx["X_norm2"])
-        return {**ctx, "Wt": Wt, "term_degree": term_degree, "mu": mu}
+        mu_scale = (1.0 if self.scaling == "cai"
+                    else ctx["X_norm2"] / (self.n_components * degree_scale(term_degree)))
+        return {**ctx, "Wt": Wt, "term_degree": term_degree, "mu_scale": mu_scale}
 
-    def _effective_mu(self, term_degree, X_norm2):
-        if getattr(self, "_graph_off", False):
-            return 0.0
+    def _at_strength(self, ctx, lam):
+        """λ for the document graph, and μ for the term graph: the same strength λ when μ is
+        tied to it (``mu=None`` with ``scaling="unit-basis"``), else μ as given or the
+        default."""
         mu = self.mu if self.mu is not None else DEFAULT_MU[self.scaling]
-        if self.scaling == "scale-free":
-            mu *= X_norm2 / (self.n_components * degree_scale(term_degree))
-        return mu
+        if self._graph_off:
+            mu = 0.0
+        elif mu is None:
+            mu = lam
+        return {**super()._at_strength(ctx, lam), "mu": mu * ctx["mu_scale"]}
 
     def _objective(self, factors, ctx):
         return super()._objective(factors, ctx) + self._term_graph_term(factors["U"], ctx)
@@ -274,15 +278,19 @@ class ANMF(TermGraphFit, GNMF):
 
     def _update(self, factors, ctx):
         U, V, X, mu = factors["U"], factors["V"], ctx["X"], ctx["mu"]
-        WtU = ctx["Wt"] @ U if mu else None
-        update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx["term_degree"])  # eq. 9 derived
+        if self.scaling == "unit-basis":
+            term_graph = (mu, ctx["Wt"], ctx["term_degree"]) if mu else None
+            unit_basis_step(U, X.tdot(V), V.T @ V, term_graph)
+        else:
+            WtU = ctx["Wt"] @ U if mu else None
+            update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx["term_degree"])  # eq. 9
         XU, UtU = X.dot(U), U.T @ U
         update_documents(V, XU, UtU, ctx["lam"], ctx["W"] @ V, ctx["degree"])  # eq. 10
         error = reconstruction_error(ctx["X_norm2"], V, XU, UtU)
         return error + self._graph_term(V, ctx) + self._term_graph_term(U, ctx)
 
 
-DEFAULT_MU = {"scale-free": 1.0, "cai": 100.0}
+DEFAULT_MU = {"unit-basis": None, "scale-free": 1.0, "cai": 100.0}  # None: μ = λ
 
 
 # -- SODNMF ------------------------------------------------------------------------------------
