@@ -193,20 +193,28 @@ class LCCF(SelectsGraphStrength, CF):
     Updates (eq. 8 transposed): ``V ← V ⊙ (KA + λSV) / (V AᵀKA + λDV)`` and CF's A-update.
     λ = 0 gives :class:`CF` (same iterates).
 
-    Defaults are those of Deng Cai's LCCF demo (DESIGN §5): cosine graph with 5 neighbours,
-    λ = 100, linear kernel, NCW weighting, 200 iterations (10 starts of 30, the best continued).
-    λ acts on document columns of about unit norm, as in Cai's code (see the module
-    docstring: Cai rescales after every iteration; here the start is scaled so that no
-    rescaling is needed and the objective never increases). Measured on TDT2 five-class draws
-    (draws 0–9, k = 5, mean NMI): this start 0.957, Cai's per-iteration rescaling 0.957,
-    Cai's start-up scaling alone 0.898 — no better than :class:`CF` (0.898): with it the
-    document columns shrink to norm 0.001 in the first iteration (this start keeps them at
-    0.86), so λ = 100 acts about 10⁵ times weaker.
+    λ (``lam``) and ``scaling``. ``"auto"`` (default) chooses λ per corpus without labels, as
+    :class:`~textcluster.models.nmf.GNMF` does (the path from the clusters of LSA + k-means,
+    the graph-led fits and the rule of :mod:`textcluster.models.selection`). With
+    ``scaling="scale-free"`` (default) λ multiplies the fit's curvature per factor, ``tr K / k``
+    with unit-norm document columns, over the graph's mean degree, so that it means what it
+    means in GNMF. ``scaling="cai"`` reads λ as Deng Cai's LCCF demo does (DESIGN §5:
+    cosine graph with 5 neighbours, λ = 100 — the default for this scaling —, linear kernel,
+    NCW weighting, 200 iterations, 10 starts of 30, the best continued): λ acts on document
+    columns of about unit norm, as in Cai's code (see the module docstring: Cai rescales after
+    every iteration; here the start is scaled so that no rescaling is needed and the objective
+    never increases). Measured on TDT2 five-class draws (draws 0–9, k = 5, mean NMI): this
+    start 0.957, Cai's per-iteration rescaling 0.957, Cai's start-up scaling alone 0.898 — no
+    better than :class:`CF` (0.898): with it the document columns shrink to norm 0.001 in the
+    first iteration (this start keeps them at 0.86), so λ = 100 acts about 10⁵ times weaker.
+    The selection's cost is about 2 × a fixed-λ fit (O(n²k) per iteration either way).
 
     Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
 
-    Parameters: those of :class:`CF` plus ``lam`` (λ ≥ 0, default 100), ``n_neighbors``
-    (default 5), ``weighting`` (binary | heat | cosine, default cosine).
+    Parameters: those of :class:`CF` plus ``lam`` (λ ≥ 0 or "auto", default "auto"),
+    ``n_neighbors`` (default 5), ``weighting`` (binary | heat | cosine, default cosine),
+    ``scaling`` ("scale-free" | "cai"), ``assign`` (default "cosine").
+    Attributes: those of :class:`CF` plus ``graph_``, ``lam_``, ``lam_selection_``.
     """
 
     _parameter_constraints = {
