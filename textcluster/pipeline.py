@@ -147,7 +147,7 @@ def _load_or_say_how_to_fetch(name, data_dir, options):
         return ingest.load_corpus(name, data_dir=data_dir, **options)
     except DataNotFoundError as exc:
         card = cards.find_card(name) if name in ingest.CORPORA or ":" in name else None
-        if card is None:
+        if card is None or not card.sources:  # nothing to download (e.g. the panel's CSVs)
             raise
         message = str(exc).rstrip().rstrip(".")
         raise DataNotFoundError(f"{message}. Or let textcluster download it: textcluster "

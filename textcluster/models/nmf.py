@@ -437,7 +437,7 @@ class GNMF(SelectsGraphStrength, NMF):
         return reconstruction_error(ctx["X_norm2"], V, XU, UtU, factors["VtV"]) + graph_term
 
 
-DEFAULT_LAM = {"scale-free": 1e8, "cai": 100.0}  # the papers' scalings: fixed λ
+DEFAULT_LAM = {"scale-free": 1e8, "cai": 100.0}  # fixed λ: the previous default; Cai's code
 MIN_EDGE_LIFT = 2.0  # kNN graphs: 4.6–6.5; graphs unrelated to the documents: about 1
 
 GRAPH_FALLBACK = (

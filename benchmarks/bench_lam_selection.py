@@ -1,0 +1,64 @@
+"""What choosing GNMF's graph strength without labels costs: ``textcluster run CORPUS --model
+gnmf`` (λ = "auto", the default) against the same run with λ fixed at the value the selection
+chose (``--set lam=…``, the papers' ten random starts), end to end in one process.
+
+Both runs load the corpus and its term counts from the cache (the first, untimed run fills
+it), build the kNN graph, fit and score; the repeats are interleaved and the medians compared.
+
+    python benchmarks/bench_lam_selection.py --data-dir ../shared/data --json lam.json
+"""
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+
+from _common import resolve_data_dir
+
+from textcluster import pipeline
+
+CORPORA = ("tdt2", "cluto:la1", "agnews")
+
+
+def timed_run(corpus, data_dir, settings):
+    start = time.perf_counter()
+    result = pipeline.run(corpus, "gnmf", data_dir=data_dir, settings=settings)
+    return time.perf_counter() - start, result
+
+
+def bench(corpus, data_dir, repeats):
+    _, first = timed_run(corpus, data_dir, {})  # fills the cache; gives the chosen λ
+    lam = first.model.lam_
+    times = {"auto": [], "fixed": []}
+    for _ in range(repeats):
+        times["auto"].append(timed_run(corpus, data_dir, {})[0])
+        times["fixed"].append(timed_run(corpus, data_dir, {"lam": lam})[0])
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    return {"corpus": corpus, "chosen_lam": lam, "nmi_auto": first.metrics.get("nmi"),
+            "seconds": times, "median_auto": medians["auto"], "median_fixed": medians["fixed"],
+            "ratio": medians["auto"] / medians["fixed"]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir")
+    parser.add_argument("--corpora", default=",".join(CORPORA))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    data_dir = str(resolve_data_dir(args.data_dir))
+    warnings.simplefilter("ignore")
+    rows = []
+    for corpus in args.corpora.split(","):
+        row = bench(corpus, data_dir, args.repeats)
+        rows.append(row)
+        print(f"{corpus:12s} λ chosen {row['chosen_lam']:g}: auto {row['median_auto']:.1f} s, "
+              f"fixed λ {row['median_fixed']:.1f} s, ratio {row['ratio']:.2f}", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The acceptance table of the defaults panel: every model with its defaults against the
+baselines a user reaches for, on every corpus of ``pipelines/defaults_panel.toml``.
+
+Reads the ledger of ``textcluster batch pipelines/defaults_panel.toml`` and writes
+``reports/defaults_panel/acceptance.md``: per corpus, the mean over the seeds of NMI (and AC,
+purity) for k-means, LSA + k-means, NMF and each graph model, the bar a graph model must
+clear — NMF's NMI − 0.01 and max(k-means, LSA + k-means) − 0.02 — and whether it does, and
+the λ each selection chose.
+
+Usage: python reports/defaults_panel.py [--ledger runs/defaults_panel] [--out DIR]
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from textcluster.report import load_results
+
+BASELINES = ("kmeans", "lsi-kmeans", "nmf")
+JUDGED = ("gnmf", "anmf", "lccf")
+OTHERS = ("pnmf", "cf", "convex-nmf", "agpnmf", "kagpnmf")
+
+
+def summary(jobs):
+    """Mean metrics per corpus and model over the finished seeds, and the chosen λ."""
+    done = jobs[jobs["status"] == "done"]
+    rows = {}
+    for (corpus, model), group in done.groupby(["corpus", "model"], sort=False):
+        lam = group["metric.lam"].dropna() if "metric.lam" in group else []
+        rows[corpus, model] = {
+            "nmi": group["metric.nmi"].mean(), "accuracy": group["metric.accuracy"].mean(),
+            "purity": group["metric.purity"].mean(), "runs": len(group),
+            "lam": sorted({float(v) for v in lam}),
+        }
+    return rows
+
+
+def bar(rows, corpus):
+    """The NMI a graph model must reach on ``corpus``, or None without the baselines."""
+    try:
+        km, lsa, nmf = (rows[corpus, m]["nmi"] for m in BASELINES)
+    except KeyError:
+        return None
+    return max(nmf - 0.01, max(km, lsa) - 0.02)
+
+
+def fmt(value):
+    return "–" if value is None or np.isnan(value) else f"{100 * value:.1f}"
+
+
+def lam_text(lams):
+    return "/".join(f"{v:g}" for v in lams) if lams else ""
+
+
+def table(rows, corpora):
+    head = ("| corpus | k-means | LSA + k-means | NMF | bar | "
+            + " | ".join(JUDGED) + " | λ chosen (" + ", ".join(JUDGED) + ") |")
+    lines = [head, "|" + "---|" * (6 + len(JUDGED))]
+    passed = {m: [0, 0] for m in JUDGED}
+    for corpus in corpora:
+        need = bar(rows, corpus)
+        cells, lams = [], []
+        for model in JUDGED:
+            row = rows.get((corpus, model))
+            if row is None or need is None:
+                cells.append("not run")
+                lams.append("")
+                continue
+            ok = row["nmi"] >= need - 1e-12
+            passed[model][0] += ok
+            passed[model][1] += 1
+            cells.append(f"{fmt(row['nmi'])} {'✓' if ok else '✗'}")
+            lams.append(lam_text(row["lam"]))
+        base = [fmt(rows[corpus, m]["nmi"]) if (corpus, m) in rows else "–" for m in BASELINES]
+        lines.append(f"| {corpus} | " + " | ".join(base) + f" | {fmt(need)} | "
+                     + " | ".join(cells) + " | " + "; ".join(lams) + " |")
+    return lines, passed
+
+
+def detail(rows, corpora, models):
+    lines = ["| corpus | model | runs | NMI | AC | purity |", "|---|---|---|---|---|---|"]
+    for corpus in corpora:
+        for model in models:
+            row = rows.get((corpus, model))
+            if row is not None:
+                lines.append(f"| {corpus} | {model} | {row['runs']} | {fmt(row['nmi'])} | "
+                             f"{fmt(row['accuracy'])} | {fmt(row['purity'])} |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ledger", default="runs/defaults_panel")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "defaults_panel"))
+    args = parser.parse_args()
+    jobs = load_results(args.ledger)
+    rows = summary(jobs)
+    corpora = list(dict.fromkeys(jobs["corpus"]))
+    lines, passed = table(rows, corpora)
+    counts = ", ".join(f"{m} {p} of {n}" for m, (p, n) in passed.items())
+    text = "\n".join([
+        "# Defaults on the development panel, TDT2 and Reuters: the acceptance table",
+        "",
+        "Made by `python reports/defaults_panel.py` from the ledger of `textcluster batch "
+        "pipelines/defaults_panel.toml` (whole corpus, k = number of classes, seeds 0–2, every "
+        "model with its defaults). NMI in %, mean over the seeds. *bar*: the NMI a graph model "
+        "must reach, max(NMF − 1, max(k-means, LSA + k-means) − 2) points; ✓ reached, ✗ not. "
+        "λ chosen: the graph strength each seed's selection chose.",
+        "",
+        f"Corpora passed: {counts}.",
+        "",
+        *lines,
+        "",
+        "## Every model, NMI / AC / purity in %",
+        "",
+        *detail(rows, corpora, BASELINES + JUDGED + OTHERS),
+        "",
+    ])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "acceptance.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
