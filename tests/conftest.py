@@ -4,6 +4,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Fuzz budgets: "ci" (the default, bounded so the whole suite stays in minutes) and "long", on
+# demand: HYPOTHESIS_PROFILE=long python -m pytest tests/test_fuzz_*.py
+settings.register_profile("ci", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The shared data folder that sits next to a checkout: <repo>/../shared/data.
 SIBLING_DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
