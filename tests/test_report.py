@@ -503,3 +503,42 @@ def test_many_methods_at_one_k_get_one_row_each(tmp_path):
     assert not any(line.startswith("**NMI (%) on tdt2**") for line in lines)
     long = pd.read_csv(files.out_dir / "tables" / "nmi_long.csv")
     assert len(long) == 2 * 10  # the k rows and the averages are still written
+
+
+def _agreement_rows(tmp_path, runs):
+    """Finished runs ``(key, corpus, draw, seed, doc ids)`` of one method, clusters kept."""
+    folder = tmp_path / "clusters"
+    folder.mkdir()
+    rows = []
+    for key, corpus, draw, seed, ids in runs:
+        pd.DataFrame({"doc_id": ids, "cluster": np.arange(len(ids)) % 2}).to_csv(
+            folder / f"{key}.csv", index=False)
+        rows.append({"key": key, "method": "nmf", "k": 2, "corpus": corpus, "draw": draw,
+                     "seed": seed, "selection": {"select": {}, "draw_seed": None}})
+    return pd.DataFrame(rows), folder
+
+
+def test_agreement_pairs_runs_of_one_draw_only(tmp_path):
+    from textcluster.crossview import cross_view_agreement, seed_agreement
+
+    ids = [f"d{i}" for i in range(8)]
+    rows, folder = _agreement_rows(tmp_path, [
+        ("a0", "users", 0, 0, ids), ("a1", "users", 1, 1, ids),  # different draws
+        ("b0", "users", 0, 1, ids), ("c0", "tags", 0, 0, ids), ("c1", "tags", 1, 0, ids)])
+    seeds = seed_agreement(rows, folder)
+    assert sorted(zip(seeds["seed_first"], seeds["seed_second"])) == [(0, 1)]
+    assert set(seeds["first"]) == {"users"}
+    views = cross_view_agreement(rows, folder)
+    assert len(views) == 1 and views["n_shared"].tolist() == [8]
+
+
+def test_agreement_leaves_out_pairs_without_shared_documents(tmp_path):
+    from textcluster.crossview import cross_view_agreement, summarize_agreement
+    from textcluster.report import agreement_markup
+
+    rows, folder = _agreement_rows(tmp_path, [
+        ("a", "users", None, 0, ["u1", "u2", "u3"]), ("b", "tags", None, 0, ["t1", "t2"])])
+    views = summarize_agreement(cross_view_agreement(rows, folder))
+    assert views.empty
+    table = agreement_markup(views, ["nmf"], "caption", "note")
+    assert "nan" not in repr(table.rows)

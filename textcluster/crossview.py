@@ -10,8 +10,12 @@ and the report compares them with the NMI of :func:`textcluster.export.agreement
 * **across seeds** — the same method and view, two seeds: how stable the method is, the
   yardstick for the cross-view numbers (agreement across views cannot exceed what a method
   reaches with itself).
+
+Only runs of the same document selection and draw are paired: two draws of different classes
+are not two views of the same documents. Pairs without a shared document are left out.
 """
 
+import json
 from itertools import combinations
 from pathlib import Path
 
@@ -20,6 +24,7 @@ import pandas as pd
 
 from .export import agreement
 
+SAME_DOCUMENTS = ("selection", "draw")  # runs are paired only within one draw of documents
 AGREEMENT_COLUMNS = ["method", "k", "first", "second", "seed_first", "seed_second",
                      "n_shared", "nmi"]
 
@@ -36,12 +41,12 @@ def read_clusters(folder, key):
 def cross_view_agreement(rows, folder):
     """One record per (method, k, seed) and pair of corpora: the NMI of the two clusterings
     over the documents both corpora hold (``n_shared``)."""
-    return _agreements(rows, folder, same=("method", "k", "seed"))
+    return _agreements(rows, folder, same=("method", "k", "seed", *SAME_DOCUMENTS))
 
 
 def seed_agreement(rows, folder):
     """One record per (method, k, corpus) and pair of seeds: the NMI of the two runs."""
-    return _agreements(rows, folder, same=("method", "k", "corpus"))
+    return _agreements(rows, folder, same=("method", "k", "corpus", *SAME_DOCUMENTS))
 
 
 def _agreements(rows, folder, same):
@@ -51,10 +56,12 @@ def _agreements(rows, folder, same):
     for row in rows.itertuples(index=False):
         clusters = read_clusters(folder, row.key)
         if clusters is not None:
-            groups.setdefault(tuple(getattr(row, c) for c in same), []).append((row, clusters))
+            group = json.dumps([getattr(row, c) for c in same], sort_keys=True, default=str)
+            groups.setdefault(group, []).append((row, clusters))
     records = [_pair(a, b, clusters_a, clusters_b) for members in groups.values()
                for (a, clusters_a), (b, clusters_b) in combinations(members, 2)]
-    return pd.DataFrame.from_records(records, columns=AGREEMENT_COLUMNS)
+    return pd.DataFrame.from_records([r for r in records if r["n_shared"]],
+                                     columns=AGREEMENT_COLUMNS)
 
 
 def _pair(a, b, clusters_a, clusters_b):
@@ -62,7 +69,7 @@ def _pair(a, b, clusters_a, clusters_b):
     shared = len(np.intersect1d(ids_a, ids_b))
     return {"method": a.method, "k": a.k, "first": a.corpus, "second": b.corpus,
             "seed_first": a.seed, "seed_second": b.seed, "n_shared": shared,
-            "nmi": agreement(labels_a, labels_b, ids_a, ids_b) if shared else np.nan}
+            "nmi": agreement(labels_a, labels_b, ids_a, ids_b) if shared else None}
 
 
 def summarize_agreement(pairs):
