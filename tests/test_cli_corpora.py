@@ -2,6 +2,8 @@
 
 import functools
 import hashlib
+import io
+import tarfile
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
@@ -14,6 +16,8 @@ from click.testing import CliRunner
 from textcluster import cache, cards
 from textcluster.cli import main
 from textcluster.ingest import _paths
+
+from .test_fetch_faults import CORRUPT, liar  # noqa: F401 (liar: a fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -198,6 +202,68 @@ def test_fetch_with_a_checksum_mismatch_exits_2(tmp_path, test_card):
 def test_fetch_of_a_missing_file_exits_2(tmp_path, test_card):
     output = fails("corpora", "fetch", "mini", "--data-dir", tmp_path / "data")
     assert "HTTP 404" in output and "by hand" in output
+
+
+def mini_card(tmp_path, monkeypatch, url, files):
+    """Card ``mini`` downloading ``url`` and needing ``files`` (``{name: sha256 or ""}``)."""
+    card_dir = tmp_path / "cards"
+    card_dir.mkdir()
+    (card_dir / "mini.toml").write_text(
+        'name = "mini"\ntitle = "Mini"\ndescription = "A test corpus."\n'
+        'homepage = "https://example.org"\nfolder = "mini"\nlabels = "none"\n'
+        'labelled = false\nlicence = "none"\ncitation = "none"\n\n'
+        f'[[sources]]\nurl = "{url}"\n\n[files]\n'
+        + "".join(f'"{name}" = "{digest}"\n' for name, digest in files.items()),
+        encoding="utf-8")
+    monkeypatch.setattr(cards, "CARDS_DIR", card_dir)
+
+
+def test_fetch_says_which_files_are_verified(tmp_path, test_card):
+    (test_card / "a.txt").write_bytes(b"alpha")
+    output = ok("corpora", "fetch", "mini", "--data-dir", tmp_path / "data")
+    assert "1 verified against the sha256 on the card" in " ".join(output.split())
+    assert "not verified" not in output
+
+
+def test_fetch_lists_unverified_files_clearly(tmp_path, monkeypatch):
+    (tmp_path / "a.txt").write_bytes(b"alpha")
+    mini_card(tmp_path, monkeypatch, (tmp_path / "a.txt").as_uri(), {"a.txt": ""})
+    output = " ".join(ok("corpora", "fetch", "mini", "--data-dir", tmp_path / "data").split())
+    assert "1 file(s) installed" in output and "0 verified" in output
+    assert "not verified (no sha256 on the card): a.txt" in output
+
+
+def test_fetch_refuses_an_archive_with_a_link_and_exits_2(tmp_path, monkeypatch):
+    """The archive whose link ``top/sub -> ..`` would point at the data folder once ``top/`` is
+    stripped."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("top/a.txt")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"alpha"))
+        info = tarfile.TarInfo("top/sub")
+        info.type, info.linkname = tarfile.SYMTYPE, ".."
+        tar.addfile(info)
+    (tmp_path / "pack.tar.gz").write_bytes(buffer.getvalue())
+    mini_card(tmp_path, monkeypatch, (tmp_path / "pack.tar.gz").as_uri(), {"a.txt": ""})
+    output = " ".join(fails("corpora", "fetch", "mini", "--data-dir", tmp_path / "data").split())
+    assert "refusing to extract pack.tar.gz" in output and "'top/sub'" in output
+    assert "symbolic link" in output
+    assert list((tmp_path / "data").iterdir()) == []
+
+
+def test_fetch_of_a_truncated_download_exits_2(tmp_path, monkeypatch, liar):
+    mini_card(tmp_path, monkeypatch, f"{liar}/short/a.bin", {"a.bin": ""})
+    output = " ".join(fails("corpora", "fetch", "mini", "--data-dir", tmp_path / "data").split())
+    assert "150,000 of 300,000 bytes" in output and "Nothing was installed" in output
+    assert not (tmp_path / "data" / "mini").exists()
+
+
+def test_fetch_of_a_corrupt_archive_exits_2(tmp_path, monkeypatch):
+    (tmp_path / "pack.tar.xz").write_bytes(CORRUPT["xz-corrupt"][1])
+    mini_card(tmp_path, monkeypatch, (tmp_path / "pack.tar.xz").as_uri(), {"a.txt": ""})
+    output = " ".join(fails("corpora", "fetch", "mini", "--data-dir", tmp_path / "data").split())
+    assert "pack.tar.xz is not a readable archive" in output and "--force" in output
 
 
 # -- cache ----------------------------------------------------------------------------------------

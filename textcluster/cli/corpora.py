@@ -198,7 +198,11 @@ def fetch_command(name, force, data_dir):
 
     The files go to <data folder>/<corpus folder>: --data-dir, else $TEXTCLUSTER_DATA, else
     the default data folder. Each download is checked against the card's sha256 where it is
-    known; a file that does not match is removed (exit code 2).
+    known; a file that does not match is removed (exit code 2), and files the card has no
+    sha256 for are listed as not verified. A download shorter than announced, an archive
+    holding links, absolute or '..' paths, or unpacking to more than 256 MiB or 10,000 files
+    ($TEXTCLUSTER_MAX_UNPACKED_MIB, $TEXTCLUSTER_MAX_MEMBERS) is refused and nothing is
+    installed.
 
     \b
     Examples:
@@ -213,7 +217,8 @@ def fetch_command(name, force, data_dir):
         return
     for url in report.downloaded:
         click.echo(f"downloaded {url}")
-    click.echo(f"{card.name}: {len(report.installed)} file(s) installed in {report.folder}")
+    click.echo(f"{card.name}: {len(report.installed)} file(s) installed in {report.folder}; "
+               f"{len(report.verified)} verified against the sha256 on the card")
     if report.unverified:
-        click.echo(f"not verified (no known sha256): {', '.join(report.unverified)}")
+        click.echo(f"not verified (no sha256 on the card): {', '.join(report.unverified)}")
 
