@@ -25,37 +25,37 @@ resident memory (VmHWM, which includes the interpreter and the imported librarie
         --json benchmarks/results/agpnmf_iteration.json
 """
 
-import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
-from threadpoolctl import threadpool_info, threadpool_limits
+import _common as common
 
-import textcluster
-from textcluster.models import AGPNMF
-from textcluster.models import projective
+from textcluster.models import AGPNMF, projective
 
 GAMMA = ALPHA = BETA = 0.01  # paper 000's setting
 
 
 # -- the peers: paper 000's iteration, dense, float64 ---------------------------------------
-def paper_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
-    """Eqs. 16–17 of paper 000 as printed (H-rule corrected), every product left to right."""
+def s_update(XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
+    """Eq. 16 of paper 000, the S-rule (its one large product, ``XᵀX S``, is BLAS-3 as
+    written)."""
     HHt = H @ H.T
     d = np.diag(HHt)
-    S = S * (XtX + 0.5 * gamma * HHt) / (
+    return S * (XtX + 0.5 * gamma * HHt) / (
         XtX @ S + alpha * S + 0.25 * gamma * (d[:, None] + d[None, :]) + 0.5 * beta)
+
+
+def paper_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
+    """Eqs. 16–17 of paper 000 as printed (H-rule corrected), every product left to right."""
+    S = s_update(XtX, H, S, gamma, alpha, beta)
     R = (S + S.T) / 2
     D = np.diag(R.sum(axis=0))
     numerator = 2 * XtX @ H + gamma * (D @ H + R @ H)
@@ -66,10 +66,7 @@ def paper_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
 
 def blas_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
     """The same iteration, dense, with the products associated to keep them thin."""
-    HHt = H @ H.T
-    d = np.diag(HHt)
-    S = S * (XtX + 0.5 * gamma * HHt) / (
-        XtX @ S + alpha * S + 0.25 * gamma * (d[:, None] + d[None, :]) + 0.5 * beta)
+    S = s_update(XtX, H, S, gamma, alpha, beta)
     degree = 0.5 * (S.sum(axis=0) + S.sum(axis=1))
     RH = 0.5 * (S @ H + S.T @ H)
     KH = XtX @ H
@@ -97,17 +94,14 @@ def copy_factors(factors):
 
 
 def textcluster_iteration(model, ctx, factors):
-    with threadpool_limits(limits=1, user_api="blas"):  # as inside fit
+    with common.limit_blas(1):  # as inside fit
         model._update(factors, ctx)
     return factors["H"], factors["S"]
 
 
 # -- data ---------------------------------------------------------------------------------------
 def load_subsets(corpus, data_dir, sizes):
-    from textcluster.ingest import load_corpus
-    from textcluster.pipeline import represent
-
-    X = sp.csr_matrix(represent(load_corpus(corpus, data_dir=data_dir)).X)
+    X = sp.csr_matrix(common.load_tfidf(corpus, data_dir)[0])
     order = np.random.default_rng(0).permutation(X.shape[0])
     return {n: X[np.sort(order[:n])] for n in sizes if n <= X.shape[0]}, X.shape
 
@@ -128,16 +122,20 @@ def time_contenders(X32, k, seed, repeats, rtol, log):
         "paper-dense": lambda: paper_iteration(Xp, XtX, H0.copy(), S0.copy()),
         "dense-blas": lambda: blas_iteration(Xp, XtX, H0.copy(), S0.copy()),
     }
-    samples, results = {name: [] for name in contenders}, {}
-    names = list(contenders)
-    for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            start = time.perf_counter()
-            results[name] = contenders[name]()
-            samples[name].append(time.perf_counter() - start)
-            log(f"  repeat {r + 1}/{repeats} {name}: {samples[name][-1]:.3f} s")
-    agreement = compare(results, rtol)
-    return samples, agreement
+    results = {}  # each contender's last (H, S)
+
+    def timing(name):
+        def run():
+            seconds, results[name] = common.timed(contenders[name])
+            return seconds
+        return run
+
+    def progress(r, samples):
+        log(f"  repeat {r + 1}/{repeats}: " + ", ".join(
+            f"{name} {values[-1]:.3f} s" for name, values in samples.items()))
+
+    samples = common.interleaved({name: timing(name) for name in contenders}, repeats, progress)
+    return samples, compare(results, rtol)
 
 
 def compare(results, rtol):
@@ -212,52 +210,35 @@ def measure_memory(X32, k, seed, log):
 
 
 # -- report ---------------------------------------------------------------------------------------
-def summarize(samples):
-    return {name: {"median": float(np.median(v)), "min": float(np.min(v)),
-                   "max": float(np.max(v)), "samples": v} for name, v in samples.items()}
-
-
-def machine_info():
-    return {"cpus": os.cpu_count(), "load_average": os.getloadavg(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "textcluster": getattr(textcluster, "__version__", "?"),
-            "blas": [{k: p.get(k) for k in ("internal_api", "num_threads", "version")}
-                     for p in threadpool_info()],
-            "textcluster_threads": os.environ.get("TEXTCLUSTER_THREADS"),
-            "blas3_threads": projective.BLAS3_THREADS,
+def agpnmf_machine_info():
+    """The machine, and the thresholds AGPNMF's projective steps choose their products by."""
+    return {**common.machine_info(), "blas3_threads": projective.BLAS3_THREADS,
             "sparse_slowdown": projective.SPARSE_SLOWDOWN}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get("TEXTCLUSTER_DATA") or str(
-        Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    parser = common.benchmark_parser(__doc__, repeats=3)
     parser.add_argument("--corpus", default="reuters", choices=["reuters", "tdt2"])
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 9494])
     parser.add_argument("--k", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rtol", type=float, default=1e-8)
     parser.add_argument("--no-memory", action="store_true")
-    parser.add_argument("--json")
     parser.add_argument("--update", action="store_true",
                         help="replace only the measured sizes in an existing --json file")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-
-    def log(message):
-        if not args.quiet:
-            print(message, file=sys.stderr, flush=True)
+    log = common.logger(args.quiet)
 
     report = {"method": __doc__, "corpus": args.corpus, "k": args.k, "gamma": GAMMA,
               "alpha": ALPHA, "beta": BETA, "repeats": args.repeats, "rtol": args.rtol,
-              "machine_start": machine_info(), "sizes": {}}
-    subsets, shape = load_subsets(args.corpus, args.data_dir, args.sizes)
+              "machine_start": agpnmf_machine_info(), "sizes": {}}
+    subsets, shape = load_subsets(args.corpus, common.resolve_data_dir(args.data_dir), args.sizes)
     report["corpus_shape"] = list(shape)
     for n, X in subsets.items():
         log(f"n = {n}: {X.shape[0]} × {X.shape[1]}, nnz {X.nnz}")
         samples, agreement = time_contenders(X, args.k, args.seed, args.repeats, args.rtol, log)
-        timing = summarize(samples)
+        timing = {name: common.summarize(values) for name, values in samples.items()}
         entry = {"shape": list(X.shape), "nnz": int(X.nnz), "timing_seconds": timing,
                  "agreement_with_paper_dense": agreement,
                  "ratio_paper_over_textcluster_float64":
@@ -270,9 +251,9 @@ def main(argv=None):
             entry["memory"] = measure_memory(X, args.k, args.seed, log)
         report["sizes"][str(n)] = entry
         print_table(n, entry)
-    report["machine_end"] = machine_info()
+    report["machine_end"] = agpnmf_machine_info()
     if args.json:
-        write_report(Path(args.json), report, args.update)
+        write_report(args.json, report, args.update)
 
 
 def write_report(path, report, update):
@@ -284,7 +265,7 @@ def write_report(path, report, update):
             entry["machine"] = {"start": report["machine_start"], "end": report["machine_end"]}
             previous["sizes"][n] = entry
         report = previous
-    path.write_text(json.dumps(report, indent=2))
+    common.write_json(path, report)
 
 
 def print_table(n, entry):

@@ -31,19 +31,14 @@ two-worker figure meaningless. ``--json PATH`` writes every sample and the machi
         benchmarks/results/batch_throughput.json
 """
 
-import argparse
-import json
+import itertools
 import os
-import platform
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from _common import resolve_data_dir
+import _common as common
 
-import textcluster
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.executors import ProcessExecutor, SerialExecutor
 
@@ -86,9 +81,7 @@ def one_sample(name, args, workdir, index):
                                     draws=args.draws, output=output.as_posix()),
                     encoding="utf-8")
     pipeline = load_pipeline(path, data_dir=str(args.data_dir))
-    start = time.perf_counter()
-    summary = run_batch(pipeline, executor_for(name), report=False)
-    wall = time.perf_counter() - start
+    wall, summary = common.timed(run_batch, pipeline, executor_for(name), report=False)
     if summary.failed:
         raise SystemExit(f"{name}: {len(summary.failed)} jobs failed: {summary.failed[0][1]}")
     frame = load_results(pipeline.ledger_path)
@@ -100,37 +93,19 @@ def one_sample(name, args, workdir, index):
             "nmi_mean": float(frame["metric.nmi"].mean())}
 
 
-def summarize(values):
-    a = np.asarray(values, dtype=float)
-    q1, median, q3 = np.percentile(a, [25, 50, 75])
-    return {"median": float(median), "min": float(a.min()), "max": float(a.max()),
-            "iqr": float(q3 - q1), "n": int(a.size)}
-
-
-def machine_info():
-    return {"cpu_count": os.cpu_count(), "cpu_affinity": len(os.sched_getaffinity(0)),
-            "load_average_at_start": list(os.getloadavg()), "platform": platform.platform(),
-            "python": sys.version.split()[0], "textcluster": textcluster.__version__,
-            "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                               "TEXTCLUSTER_THREADS") if k in os.environ}}
-
-
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=None)
+    parser = common.benchmark_parser(__doc__, repeats=3)
     parser.add_argument("--model", default="gnmf")
     parser.add_argument("--k-from", type=int, default=2)
     parser.add_argument("--k-to", type=int, default=5)
     parser.add_argument("--draws", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--serial", action="store_true", help="also time the in-process run")
     parser.add_argument("--one-thread", action="store_true",
                         help="also time one worker limited to one thread (pool-1t)")
     parser.add_argument("--max-load", type=float, default=1.0,
                         help="refuse to start when the 1-minute load average is above this")
-    parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    args.data_dir = resolve_data_dir(args.data_dir)
+    args.data_dir = common.resolve_data_dir(args.data_dir)
     return args
 
 
@@ -143,26 +118,28 @@ def main(argv=None):
                          "idle (or pass --max-load)")
     contenders = (["pool-1", "pool-2"] + (["pool-1t"] if args.one_thread else [])
                   + (["serial"] if args.serial else []))
-    machine = machine_info()
-    samples = {name: [] for name in contenders}
+    machine = common.machine_info()
+    log = common.logger()
+    index = itertools.count()  # a fresh output folder per sample
+
+    def progress(r, samples):
+        log(f"repeat {r + 1}/{args.repeats}: " + ", ".join(
+            f"{name} {runs[-1]['jobs']} jobs in {runs[-1]['wall_s']:.1f} s "
+            f"({runs[-1]['jobs_per_min']:.1f} jobs/min, in-job span "
+            f"{runs[-1]['jobs_per_min_span']:.1f})" for name, runs in samples.items()))
+
     with tempfile.TemporaryDirectory() as tmp:
-        for repeat in range(args.repeats):
-            shift = repeat % len(contenders)
-            for name in contenders[shift:] + contenders[:shift]:
-                sample = one_sample(name, args, Path(tmp), repeat)
-                samples[name].append(sample)
-                print(f"repeat {repeat} {name:7s} {sample['jobs']} jobs in "
-                      f"{sample['wall_s']:.1f} s: {sample['jobs_per_min']:.1f} jobs/min "
-                      f"(in-job span {sample['jobs_per_min_span']:.1f})", file=sys.stderr)
-    machine["load_average_at_end"] = list(os.getloadavg())
+        samples = common.interleaved(
+            {name: (lambda name=name: one_sample(name, args, Path(tmp), next(index)))
+             for name in contenders}, args.repeats, progress)
+    machine["load_average_at_end"] = common.load_average()
     result = report(args, samples, machine)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        common.write_json(args.json, result)
 
 
 def report(args, samples, machine):
-    summary = {name: {key: summarize([s[key] for s in runs])
+    summary = {name: {key: common.summarize([s[key] for s in runs], keep_samples=False)
                       for key in ("jobs_per_min", "jobs_per_min_span", "wall_s", "job_s_mean")}
                for name, runs in samples.items()}
     ratio, span_ratio = (summary["pool-2"][key]["median"] / summary["pool-1"][key]["median"]
@@ -184,7 +161,7 @@ def report(args, samples, machine):
                                             / summary["pool-1t"]["jobs_per_min"]["median"])
         print(f"pool-2 / pool-1t throughput (one thread each): "
               f"{extra['ratio_pool2_over_pool1t']:.2f}")
-    return {**extra,"benchmark": "bench_batch_throughput", "model": args.model,
+    return {**extra, "benchmark": "bench_batch_throughput", "model": args.model,
             "k": [args.k_from, args.k_to], "draws": args.draws, "repeats": args.repeats,
             "machine": machine, "samples": samples, "summary": summary,
             "ratio_pool2_over_pool1": ratio, "paired_ratio_median": float(np.median(paired)),

@@ -8,13 +8,10 @@ it), build the kNN graph, fit and score; the repeats are interleaved and the med
     python benchmarks/bench_lam_selection.py --data-dir ../shared/data --json lam.json
 """
 
-import argparse
-import json
 import statistics
-import time
 import warnings
 
-from _common import resolve_data_dir
+import _common as common
 
 from textcluster import pipeline
 
@@ -22,18 +19,15 @@ CORPORA = ("tdt2", "cluto:la1", "agnews")
 
 
 def timed_run(corpus, data_dir, settings):
-    start = time.perf_counter()
-    result = pipeline.run(corpus, "gnmf", data_dir=data_dir, settings=settings)
-    return time.perf_counter() - start, result
+    return common.timed(pipeline.run, corpus, "gnmf", data_dir=data_dir, settings=settings)
 
 
 def bench(corpus, data_dir, repeats):
     _, first = timed_run(corpus, data_dir, {})  # fills the cache; gives the chosen λ
     lam = first.model.lam_
-    times = {"auto": [], "fixed": []}
-    for _ in range(repeats):
-        times["auto"].append(timed_run(corpus, data_dir, {})[0])
-        times["fixed"].append(timed_run(corpus, data_dir, {"lam": lam})[0])
+    times = common.interleaved({"auto": lambda: timed_run(corpus, data_dir, {})[0],
+                         "fixed": lambda: timed_run(corpus, data_dir, {"lam": lam})[0]},
+                        repeats)
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {"corpus": corpus, "chosen_lam": lam, "nmi_auto": first.metrics.get("nmi"),
             "seconds": times, "median_auto": medians["auto"], "median_fixed": medians["fixed"],
@@ -41,13 +35,10 @@ def bench(corpus, data_dir, repeats):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir")
+    parser = common.benchmark_parser(__doc__, repeats=3)
     parser.add_argument("--corpora", default=",".join(CORPORA))
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json")
     args = parser.parse_args()
-    data_dir = str(resolve_data_dir(args.data_dir))
+    data_dir = str(common.resolve_data_dir(args.data_dir))
     warnings.simplefilter("ignore")
     rows = []
     for corpus in args.corpora.split(","):
@@ -56,8 +47,7 @@ def main():
         print(f"{corpus:12s} λ chosen {row['chosen_lam']:g}: auto {row['median_auto']:.1f} s, "
               f"fixed λ {row['median_fixed']:.1f} s, ratio {row['ratio']:.2f}", flush=True)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=2)
+        common.write_json(args.json, rows)
 
 
 if __name__ == "__main__":

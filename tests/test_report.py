@@ -261,6 +261,22 @@ def test_baseline_option_and_too_few_draws(tmp_path):
 # -- other protocols --------------------------------------------------------------------------
 
 
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every matplotlib figure saved while the test runs, once each."""
+    from matplotlib.figure import Figure
+
+    figures, savefig = [], Figure.savefig
+
+    def recording(figure, *args, **kwargs):
+        if not any(figure is f for f in figures):
+            figures.append(figure)
+        return savefig(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    return figures
+
+
 def _protocol_jobs():
     """A sweep of lam and, in turn, of n_neighbors (lam at 1.0), with NMF as a model without
     either; an ablation with unlabelled-document metrics; convergence traces."""
@@ -293,15 +309,22 @@ def _protocol_jobs():
     return jobs
 
 
-def test_sweep_ablation_convergence_plots(tmp_path):
+def test_sweep_ablation_convergence_plots(tmp_path, saved_figures):
     ledger = write_ledger(tmp_path / "ledger.sqlite", _protocol_jobs(), meta={})
     files = write_report(tmp_path, tmp_path / "r")
     names = {p.name for p in files.plots}
-    assert names == {"tdt2-sweep-lam.png", "tdt2-sweep-n-neighbors.png",
-                     "tdt2-ablation-bars.png", "tdt2-convergence-objective.png"}
+    assert names == {"tdt2-sweep-lam-purity.png", "tdt2-sweep-lam-entropy.png",
+                     "tdt2-sweep-n-neighbors-purity.png", "tdt2-sweep-n-neighbors-entropy.png",
+                     "tdt2-ablation-bars-accuracy.png",
+                     "tdt2-ablation-bars-accuracy-unlabeled.png", "tdt2-convergence-objective.png"}
     for path in files.plots:
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 1000
+        assert path.with_suffix(".svg").is_file()
+    for ax in (ax for figure in saved_figures for ax in figure.axes):  # lines and bars
+        for label, limits in ((ax.get_ylabel(), ax.get_ylim()), (ax.get_xlabel(), ax.get_xlim())):
+            if label.endswith("(%)"):
+                assert 0 <= limits[0] < limits[1] <= 100, (label, limits)
     text = files.markdown.read_text(encoding="utf-8")
     lines = text.splitlines()
     lam_rows = _table_after(lines, "**Sweep of lam on tdt2**")
@@ -348,11 +371,12 @@ def test_only_the_pipelines_latest_jobs(tmp_path):
 def test_plots_are_readable_pngs(report):
     import matplotlib.image
 
-    (path,) = report.plots
-    assert path.name == "tdt2-class-subset-vs-k.png"
-    image = matplotlib.image.imread(path)
-    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
-    assert image.std() > 0  # not a blank canvas
+    assert [p.name for p in report.plots] == ["tdt2-class-subset-vs-k-accuracy.png",
+                                              "tdt2-class-subset-vs-k-nmi.png"]
+    for path in report.plots:
+        image = matplotlib.image.imread(path)
+        assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 600
+        assert image.std() > 0  # not a blank canvas
 
 
 def test_plots_of_categorical_values_and_signed_objectives(tmp_path):
@@ -362,13 +386,13 @@ def test_plots_of_categorical_values_and_signed_objectives(tmp_path):
                             "value": ["heat", "binary"], "mean": [80.0, 78.0],
                             "std": [1.0, np.nan]})
     references = pd.DataFrame({"metric": ["nmi"], "method": ["nmf"], "mean": [70.0]})
-    paths = [
-        plots.metric_vs_parameter(summary, "weighting", [("nmi", "NMI (%)")],
-                                  tmp_path / "a.png", references=references),
-        plots.objective_traces([("cf", [3.0, -1.0, -2.0])], tmp_path / "b.png"),
-    ]
-    for path in paths:
-        assert path.read_bytes().startswith(PNG_MAGIC)
+    by_value = plots.metric_vs_parameter(summary, "weighting", "nmi", "NMI (%)",
+                                         references=references, limits=(0, 100))
+    objective = plots.objective_traces([("cf", [3.0, -1.0, -2.0])])
+    assert [t.get_text() for t in by_value.axes[0].get_xticklabels()] == ["heat", "binary"]
+    assert objective.axes[0].get_ylim()[0] < -2  # a signed objective keeps a free axis
+    png, svg = plots.save(objective, tmp_path / "b")
+    assert png.read_bytes().startswith(PNG_MAGIC) and svg.name == "b.svg"
 
 
 def test_log_axis_rule():
@@ -378,6 +402,59 @@ def test_log_axis_rule():
     assert not spans_decades([1, 2, 5, 10])
     assert not spans_decades([0, 1, 1000])
     assert not spans_decades(["heat", "binary"])
+
+
+def _edge_jobs():
+    """Values at the edges of their range, with std reaching beyond it (AC near 100 %, entropy
+    near 0 %), and a metric without a known range that goes negative."""
+    jobs = []
+    for k in (2, 3):
+        for draw in range(6):
+            for model, shift in (("nmf", 0.0), ("gnmf", 0.05)):
+                metrics = {"accuracy": 1.0 - shift - 0.3 * (draw % 2),
+                           "entropy": shift + 0.25 * (draw % 2),
+                           "modularity": -0.4 + 0.1 * draw}
+                jobs.append(job(f"{model}-{k}-{draw}", model, k, draw, metrics=metrics))
+    return jobs
+
+
+def test_one_figure_per_metric_as_png_and_svg(tmp_path, saved_figures):
+    write_ledger(tmp_path / "ledger.sqlite", _edge_jobs(), meta={})
+    files = write_report(tmp_path, tmp_path / "r")
+    assert sorted(p.name for p in files.plots) == [
+        f"tdt2-class-subset-vs-k-{m}.png" for m in ("accuracy", "entropy", "modularity")]
+    for png in files.plots:
+        svg = png.with_suffix(".svg")
+        assert png.read_bytes().startswith(PNG_MAGIC)
+        assert svg.is_file() and "<svg" in svg.read_text(encoding="utf-8")
+        assert f"]({png.relative_to(files.out_dir).as_posix()})" in files.markdown.read_text(
+            encoding="utf-8")
+    assert len(saved_figures) == 3
+    assert all(len(f.axes) == 1 for f in saved_figures)
+
+
+def test_bounded_metric_axes_stay_inside_their_range(tmp_path, saved_figures):
+    write_ledger(tmp_path / "ledger.sqlite", _edge_jobs(), meta={})
+    write_report(tmp_path, tmp_path / "r")
+    axes = {ax.get_ylabel(): ax for f in saved_figures for ax in f.axes}
+    for label in ("AC (%)", "Entropy (%)"):
+        low, high = axes[label].get_ylim()
+        assert 0 <= low < high <= 100, (label, low, high)
+    assert axes["AC (%)"].get_ylim()[1] == 100  # the error bars reach beyond: clipped
+    assert axes["Entropy (%)"].get_ylim()[0] == 0
+    assert axes["modularity"].get_ylim()[0] < 0  # no known range: a free axis
+
+
+def test_axis_ranges_of_the_metrics():
+    from textcluster.plots import clip_limits
+    from textcluster.report import axis_range
+
+    assert axis_range("nmi") == (0, 100) and axis_range("entropy_unlabeled") == (0, 100)
+    assert axis_range("ari") == (-50, 100)
+    assert axis_range("modularity") is None
+    assert clip_limits(-5, 120, (0, 100)) == (0, 100)
+    assert clip_limits(40, 90, (0, 100)) == (40, 90)
+    assert clip_limits(-3e4, 2, None) == (-3e4, 2)
 
 
 # -- bad input -----------------------------------------------------------------------------

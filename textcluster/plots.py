@@ -1,38 +1,50 @@
-"""PNG plots for batch reports, drawn with matplotlib's Agg renderer.
+"""Report figures: one figure per metric, saved as PNG and SVG side by side.
 
-Each function takes an already aggregated table (see :mod:`textcluster.report`) and writes one
-PNG. Figures are built with :class:`matplotlib.figure.Figure` on a ``FigureCanvasAgg``, never
-through ``pyplot``, so plotting needs no display and leaves the caller's matplotlib backend
-alone.
+Each plotting function takes an already aggregated table (see :mod:`textcluster.report`) and
+returns one :class:`matplotlib.figure.Figure`; :func:`save` writes it. Figures are built on a
+``FigureCanvasAgg``, never through ``pyplot``, so plotting needs no display and leaves the
+caller's matplotlib backend alone.
+
+A metric with a known range (``limits``, e.g. ``(0, 100)`` for NMI in %) gets its value axis
+fitted to the data and error bars, then clipped to that range: never an NMI of 120 % or an
+entropy of −5 %. Unbounded values (objective, seconds) keep free axes.
 """
 
 import os
 import uuid
+from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 
 import matplotlib
 import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 __all__ = [
+    "FORMATS",
     "ablation_bars",
+    "clip_limits",
     "metric_vs_k",
     "metric_vs_parameter",
     "objective_traces",
+    "save",
     "spans_decades",
 ]
 
-PANEL_SIZE = (4.8, 3.6)  # inches per subplot
-DPI = 100
-MARGIN_INCHES = 0.85  # left of the first panel: room for the y-axis label
+FIGURE_SIZE = (6.4, 4.0)  # inches: one column of a paper page, or half a slide
+DPI = 150  # of the PNG
+FORMATS = ("png", "svg")  # written side by side by :func:`save`
+
+Limits = tuple[float, float] | None
 
 
 # -- small pure helpers --------------------------------------------------------------------
 
 
-def spans_decades(values, decades=2):
+def spans_decades(values: Sequence, decades: float = 2) -> bool:
     """True when all ``values`` are positive numbers and max/min is at least 10**decades."""
     try:
         values = np.asarray(values, dtype=float)
@@ -43,6 +55,15 @@ def spans_decades(values, decades=2):
     return values.max() / values.min() >= 10.0**decades
 
 
+def clip_limits(low: float, high: float, limits: Limits) -> tuple[float, float]:
+    """The axis interval ``(low, high)`` clipped to ``limits`` (unchanged when None, or when
+    clipping would leave nothing to show)."""
+    if limits is None:
+        return low, high
+    clipped = max(low, limits[0]), min(high, limits[1])
+    return clipped if clipped[0] < clipped[1] else (low, high)
+
+
 def _is_numeric(values):
     try:
         return bool(np.all(np.isfinite(np.asarray(values, dtype=float))))
@@ -50,34 +71,24 @@ def _is_numeric(values):
         return False
 
 
-def _figure(n_panels):
-    width, height = PANEL_SIZE
-    figure = Figure(figsize=(width * n_panels, height), dpi=DPI)
+def _figure(title: str) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=FIGURE_SIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
-    return figure, figure.subplots(1, n_panels, squeeze=False)[0]
-
-
-def _save(figure, path, title="", bottom=0.16):
-    """Write the figure as PNG through a temporary file and a rename (no partial files).
-
-    Fixed margins instead of ``tight_layout``, which draws the figure twice."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ax = figure.subplots()
     if title:
-        figure.suptitle(title)
-    width = figure.get_figwidth()
-    figure.subplots_adjust(left=MARGIN_INCHES / width, right=1 - 0.15 / width, bottom=bottom,
-                           top=0.86 if title else 0.95, wspace=0.3)
-    buffer = BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(buffer.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return figure, ax
+
+
+def _legend(figure, ax):
+    """Legend outside the axes, on the right, so that it never hides a point."""
+    if ax.get_legend_handles_labels()[0]:
+        figure.legend(loc="outside right upper", fontsize="small")
+
+
+def _clip_y(ax, limits):
+    ax.set_ylim(*clip_limits(*ax.get_ylim(), limits))
 
 
 def _errorbar(ax, x, mean, std, label):
@@ -94,60 +105,91 @@ def _reference_lines(ax, references, metric):
                     fontsize="x-small", color="0.3", va="bottom")
 
 
+# -- saving --------------------------------------------------------------------------------
+
+
+def save(figure: Figure, stem: Path | str) -> list[Path]:
+    """Write ``figure`` as ``<stem>.png`` and ``<stem>.svg`` (each through a temporary file
+    and a rename: no partial files); returns the paths, PNG first. The SVG carries no date, so
+    an unchanged figure gives an unchanged file."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        buffer = BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "textcluster"}):
+            figure.savefig(buffer, format=fmt, dpi=DPI,
+                           metadata={"Date": None} if fmt == "svg" else None)
+        paths.append(_write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
+    return paths
+
+
+def _write_atomic(path, data):
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
 # -- plots ---------------------------------------------------------------------------------
 
 
-def metric_vs_k(summary, metrics, path, title=""):
-    """One panel per metric: mean vs number of clusters k, one line per method, error bars =
-    std over the draws. ``summary``: rows ``metric, label, method, k, mean, std``; ``metrics``:
-    ``[(name, axis label), ...]``."""
-    figure, axes = _figure(len(metrics))
-    for ax, (metric, label) in zip(axes, metrics):
-        rows = summary[summary["metric"] == metric]
-        for method, group in rows.groupby("method", sort=False):
-            group = group.sort_values("k")
-            _errorbar(ax, group["k"].astype(float), group["mean"], group["std"], method)
-        ax.set_xlabel("number of clusters k")
-        ax.set_ylabel(label)
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small")
-    return _save(figure, path, title)
+def metric_vs_k(summary: pd.DataFrame, metric: str, label: str, title: str = "",
+                limits: Limits = None) -> Figure:
+    """Mean of ``metric`` vs number of clusters k, one line per method, error bars = std over
+    the draws. ``summary``: rows ``metric, method, k, mean, std``; ``label``: the y-axis
+    label; ``limits``: the metric's range."""
+    figure, ax = _figure(title)
+    rows = summary[summary["metric"] == metric]
+    for method, group in rows.groupby("method", sort=False):
+        group = group.sort_values("k")
+        _errorbar(ax, group["k"].astype(float), group["mean"], group["std"], method)
+    ax.set_xlabel("number of clusters k")
+    ax.set_ylabel(label)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    _clip_y(ax, limits)
+    _legend(figure, ax)
+    return figure
 
 
-def metric_vs_parameter(summary, parameter, metrics, path, title="", references=None):
-    """One panel per metric: mean vs the value of ``parameter``, one line per method, error
-    bars = std. Log x-axis when the grid spans two decades or more; categorical x when the values
-    are not numbers. ``summary``: rows ``metric, method, value, mean, std``; ``references``
-    (rows ``metric, method, mean``): models without the parameter, drawn as dashed lines."""
-    figure, axes = _figure(len(metrics))
+def metric_vs_parameter(summary: pd.DataFrame, parameter: str, metric: str, label: str,
+                        title: str = "", references: pd.DataFrame | None = None,
+                        limits: Limits = None) -> Figure:
+    """Mean of ``metric`` vs the value of ``parameter``, one line per method, error bars =
+    std. Log x-axis when the grid spans two decades or more; categorical x when the values are
+    not numbers. ``summary``: rows ``metric, method, value, mean, std``; ``references`` (rows
+    ``metric, method, mean``): models without the parameter, drawn as dashed lines."""
+    figure, ax = _figure(title)
     values = list(dict.fromkeys(summary["value"]))
     numeric = _is_numeric(values)
-    log_x = numeric and spans_decades(values)
     positions = {value: i for i, value in enumerate(values)}
-    for ax, (metric, label) in zip(axes, metrics):
-        rows = summary[summary["metric"] == metric]
-        for method, group in rows.groupby("method", sort=False):
-            x = (group["value"].astype(float) if numeric
-                 else group["value"].map(positions).astype(float))
-            _errorbar(ax, x, group["mean"], group["std"], method)
-        _reference_lines(ax, references, metric)
-        if log_x:
-            ax.set_xscale("log")
-        if not numeric:
-            ax.set_xticks(range(len(values)), [str(v) for v in values], rotation=30)
-        ax.set_xlabel(parameter)
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small")
-    return _save(figure, path, title, bottom=0.16 if numeric else 0.26)
+    rows = summary[summary["metric"] == metric]
+    for method, group in rows.groupby("method", sort=False):
+        x = (group["value"].astype(float) if numeric
+             else group["value"].map(positions).astype(float))
+        _errorbar(ax, x, group["mean"], group["std"], method)
+    _reference_lines(ax, references, metric)
+    if numeric and spans_decades(values):
+        ax.set_xscale("log")
+    if not numeric:
+        ax.set_xticks(range(len(values)), [str(v) for v in values], rotation=30)
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(label)
+    _clip_y(ax, limits)
+    _legend(figure, ax)
+    return figure
 
 
-def objective_traces(traces, path, title=""):
+def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str = "") -> Figure:
     """Objective vs iteration, one thin line per run, one colour per method. ``traces``:
-    ``[(method, [objective per iteration]), ...]``. Log y-axis when every value is positive
-    and the traces span more than one decade."""
-    figure, (ax,) = _figure(1)
+    ``[(method, [objective per iteration]), ...]``. Free y-axis (an objective may be
+    negative), on a log scale when every value is positive and the traces span more than one
+    decade."""
+    figure, ax = _figure(title)
     palette = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     methods = list(dict.fromkeys(method for method, _ in traces))
     colours = {method: palette[i % len(palette)] for i, method in enumerate(methods)}
@@ -163,25 +205,23 @@ def objective_traces(traces, path, title=""):
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    return _save(figure, path, title)
+    _legend(figure, ax)
+    return figure
 
 
-def ablation_bars(summary, metrics, path, title="", ylabel=""):
-    """Grouped bars: one group per metric, one bar per method (variant), error bars = std.
-    ``summary``: rows ``metric, method, mean, std``."""
-    figure, (ax,) = _figure(1)
-    methods = list(dict.fromkeys(summary["method"]))
-    width = 0.8 / max(len(methods), 1)
-    for i, method in enumerate(methods):
-        rows = summary[summary["method"] == method].set_index("metric")
-        means = [rows["mean"].get(metric, np.nan) for metric, _ in metrics]
-        stds = np.nan_to_num([rows["std"].get(metric, np.nan) for metric, _ in metrics])
-        x = np.arange(len(metrics)) + (i - (len(methods) - 1) / 2) * width
-        ax.bar(x, means, width=width, yerr=stds, capsize=3, label=method)
-    ax.set_xticks(range(len(metrics)), [label for _, label in metrics])
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize="small")
-    return _save(figure, path, title)
+def ablation_bars(summary: pd.DataFrame, metric: str, label: str, title: str = "",
+                  limits: Limits = None) -> Figure:
+    """Horizontal bars of ``metric``, one per method (variant), top to bottom in the order of
+    ``summary``, error bars = std. ``summary``: rows ``metric, method, mean, std``."""
+    figure, ax = _figure(title)
+    rows = summary[summary["metric"] == metric]
+    std = np.nan_to_num(rows["std"].to_numpy(dtype=float), nan=0.0)
+    positions = np.arange(len(rows))
+    ax.barh(positions, rows["mean"].to_numpy(dtype=float), xerr=std, capsize=3,
+            color="C0", height=0.6)
+    ax.set_yticks(positions, list(rows["method"]))
+    ax.invert_yaxis()
+    ax.set_xlabel(label)
+    ax.grid(False, axis="y")
+    ax.set_xlim(*clip_limits(*ax.get_xlim(), limits))
+    return figure

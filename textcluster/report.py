@@ -8,8 +8,9 @@ A batch run (``textcluster batch``) records one row per job in ``<output>/ledger
   column per model; one table per metric, values in % (as the papers print them);
 * two-sided Wilcoxon signed-rank tests of every model against a baseline, paired by
   (corpus, k, draw, seed), per k and over all k;
-* PNG plots: metric vs k, metric vs parameter value (sweeps), objective vs iteration
-  (convergence traces), grouped bars (ablations);
+* plots, one per metric, as PNG and SVG: metric vs k, metric vs parameter value (sweeps), bars
+  (ablations), and objective vs iteration (convergence traces); a metric's axis stays within
+  its range;
 * ``report.md``, a self-contained ``report.html`` and the tables as CSV.
 
 The ledger is only ever opened read-only, so a report can be written while a batch still runs.
@@ -37,6 +38,7 @@ from .published import Published, read_published, report_blocks
 from .summary import (
     ALPHA,
     MIN_PAIRS,
+    UNLABELED,
     ZERO_METHOD,
     MetricInfo,
     available_metrics,
@@ -833,11 +835,11 @@ class _Writer:
         self.significance, self.sweeps, self.ablations = [], [], []
         self.published, self.published_rows = Published(), []  # the pipeline's [published]
 
-    def plot(self, function, name, caption, *args, **kwargs):
-        relative = Path("plots") / f"{name}.png"
-        function(*args, self.out_dir / relative, **kwargs)
-        self.plots.append(self.out_dir / relative)
-        self.blocks.append(Image(relative, caption))
+    def plot(self, figure, name, caption):
+        """Save ``figure`` as ``plots/<name>.png`` and ``.svg``; the PNG goes in the report."""
+        png = plots.save(figure, self.out_dir / "plots" / name)[0]
+        self.plots.append(png)
+        self.blocks.append(Image(png.relative_to(self.out_dir), caption))
 
     def csv(self, name, frame):
         path = self.out_dir / "tables" / f"{name}.csv"
@@ -847,8 +849,9 @@ class _Writer:
 
 
 def write_report(ledger_path, out_dir=None, baseline=None, metrics=None):
-    """Write ``report.md``, ``report.html``, ``plots/*.png`` and ``tables/*.csv`` for the
-    finished jobs of a ledger (a ``ledger.sqlite`` or the batch output folder holding it).
+    """Write ``report.md``, ``report.html``, ``plots/*.png`` (each with an SVG twin) and
+    ``tables/*.csv`` for the finished jobs of a ledger (a ``ledger.sqlite`` or the batch output
+    folder holding it).
 
     ``out_dir`` defaults to ``report/`` beside the ledger; ``baseline`` is the method (or model)
     every other is tested against (default: 'nmf' if present, else the first); ``metrics``
@@ -990,6 +993,22 @@ def _write_section(writer, section, metrics):
         _write_k_tables(writer, section, present)
 
 
+# The range of each known metric (as recorded, before scaling to %); the axis of a plot of one
+# stays inside it. Any other metric gets a free axis.
+METRIC_RANGES = {"accuracy": (0.0, 1.0), "nmi": (0.0, 1.0), "purity": (0.0, 1.0),
+                 "entropy": (0.0, 1.0), "rand_index": (0.0, 1.0), "ari": (-0.5, 1.0)}
+
+
+def axis_range(metric: str) -> tuple[float, float] | None:
+    """The range of ``metric`` as the report shows it (in % where the papers use %), or None
+    for a metric without a known range."""
+    bounds = METRIC_RANGES.get(metric.removesuffix(UNLABELED))
+    if bounds is None:
+        return None
+    scale = metric_info(metric).scale
+    return bounds[0] * scale, bounds[1] * scale
+
+
 def _write_k_tables(writer, section, metrics):
     summaries, by_metric = [], {}
     tables = [build_k_table(section, metric) for metric in metrics]
@@ -1012,10 +1031,14 @@ def _write_k_tables(writer, section, metrics):
         by_metric[metric] = table.summary
     _write_published(writer, section, by_metric)
     if len(set(section.rows["k"].dropna())) > 1:
-        panels = [(m, metric_info(m).axis_label) for m in metrics]
-        writer.plot(plots.metric_vs_k, f"{section.slug}-vs-k",
-                    f"Metrics vs number of clusters on {section.corpus} (error bars: std)",
-                    pd.concat(summaries), panels, title=section.title)
+        summary = pd.concat(summaries)
+        for metric in metrics:
+            info = metric_info(metric)
+            writer.plot(plots.metric_vs_k(summary, metric, info.axis_label, section.title,
+                                          axis_range(metric)),
+                        f"{section.slug}-vs-k-{_slug(metric)}",
+                        f"{info.label} vs number of clusters on {section.corpus} "
+                        f"(error bars: std)")
 
 
 def _in_order(frame, methods):
@@ -1034,7 +1057,6 @@ def _write_sweep(writer, section, metrics):
     swept_keys = {i for rows in sweeps.values() for i in rows.index}
     references = overall_summary(section.rows.drop(index=list(swept_keys)), metrics,
                                   section.methods)
-    panels = [(m, metric_info(m).axis_label) for m in metrics]
     best = []
     for parameter, rows in sweeps.items():
         summary = sweep_summary(rows, metrics)
@@ -1042,10 +1064,14 @@ def _write_sweep(writer, section, metrics):
         writer.blocks.append(sweep_markup(summary, parameter, metrics))
         writer.sweeps.extend(summary.assign(corpus=section.corpus, parameter=parameter)
                              .to_dict("records"))
-        writer.plot(plots.metric_vs_parameter, f"{section.slug}-{_slug(parameter)}",
-                    f"Metrics vs {parameter} on {section.corpus} (error bars: std; dashed: "
-                    f"models without {parameter})", summary, parameter, panels,
-                    title=section.title, references=references)
+        for metric in metrics:
+            info = metric_info(metric)
+            writer.plot(plots.metric_vs_parameter(summary, parameter, metric, info.axis_label,
+                                                  section.title, references,
+                                                  axis_range(metric)),
+                        f"{section.slug}-{_slug(parameter)}-{_slug(metric)}",
+                        f"{info.label} vs {parameter} on {section.corpus} (error bars: std; "
+                        f"dashed: models without {parameter})")
         best.extend(best_settings(summary, parameter, metrics))
     header = ["parameter", "line"] + [metric_info(m).axis_label for m in metrics]
     writer.blocks.append(Table(header, best, "Best value of each swept parameter"))
@@ -1084,11 +1110,12 @@ def _write_ablation(writer, section, metrics):
             [[m] + [tests[m, x].describe() for x in metrics] for m in others],
             f"p-values against {section.baseline}"))
     writer.ablations.extend(summary.assign(corpus=section.corpus).to_dict("records"))
-    panels = [(m, metric_info(m).label) for m in metrics]
-    percent = all(metric_info(m).percent for m in metrics)
-    writer.plot(plots.ablation_bars, f"{section.slug}-bars",
-                f"Ablation on {section.corpus} (error bars: std)", summary, panels,
-                title=section.title, ylabel="%" if percent else "")
+    for metric in metrics:
+        info = metric_info(metric)
+        writer.plot(plots.ablation_bars(summary, metric, info.axis_label, section.title,
+                                        axis_range(metric)),
+                    f"{section.slug}-bars-{_slug(metric)}",
+                    f"{info.label} of each variant on {section.corpus} (error bars: std)")
 
 
 def ablation_markup(section, summary, tests, metrics):
@@ -1126,9 +1153,8 @@ def _write_convergence(writer, section, metrics):
             "These jobs recorded only a final objective, no per-iteration trace."))
     else:
         writer.blocks.append(convergence_markup(section.rows, section.methods))
-        writer.plot(plots.objective_traces, f"{section.slug}-objective",
-                    f"Objective vs iteration on {section.corpus} (one line per run)",
-                    traces, title=section.title)
+        writer.plot(plots.objective_traces(traces, section.title), f"{section.slug}-objective",
+                    f"Objective vs iteration on {section.corpus} (one line per run)")
     if metrics:
         _write_k_tables(writer, section, metrics)
 
