@@ -352,3 +352,47 @@ def test_missing_corpus_says_how_to_fetch_it(tmp_path):
         pipeline.load_corpus("tdt2", data_dir=tmp_path / "empty")
     assert "could not find TDT2.mat" in str(info.value)
     assert str(info.value).endswith("textcluster corpora fetch tdt2")
+
+
+# -- the key covers every file the loader reads ---------------------------------------------------
+
+
+def test_an_added_reuters_file_is_seen_by_the_next_run(tmp_path, calls, strict):
+    """The loader reads every reut2-*.sgm*, not only the 22 files of the card."""
+    from .test_ingest_reuters import FILE_0, FILE_1
+
+    folder = tmp_path / "data" / "reuters21578"
+    folder.mkdir(parents=True)
+    (folder / "reut2-000.sgm").write_text(FILE_0, encoding="latin-1")
+    first = pipeline.load_corpus("reuters", data_dir=tmp_path / "data", topics="any")
+    (folder / "reut2-022.sgm").write_text(FILE_1, encoding="latin-1")
+    second = pipeline.load_corpus("reuters", data_dir=tmp_path / "data", topics="any")
+    assert calls["load"] == 2
+    with cache.disabled():
+        uncached = pipeline.load_corpus("reuters", data_dir=tmp_path / "data", topics="any")
+    assert second.n_docs == uncached.n_docs == first.n_docs + 3
+
+
+def test_an_added_document_or_label_file_is_seen_by_the_next_run(corpus_dir, tmp_path, calls):
+    n_docs = pipeline.load_corpus(str(corpus_dir)).n_docs
+    (corpus_dir / "space" / "space99.txt").write_text("Orbit and rocket.", encoding="utf-8")
+    assert pipeline.load_corpus(str(corpus_dir)).n_docs == n_docs + 1
+    from .test_ingest_cluto import write, write_cluto
+
+    matrix = write_cluto(tmp_path / "cluto", labels=None)
+    assert pipeline.load_corpus(str(matrix)).labels is None
+    write(tmp_path / "cluto" / "set.mat.rclass", "a\nb\na\nc\n")
+    assert list(pipeline.load_corpus(str(matrix)).labels) == ["a", "b", "a", "c"]
+    assert calls["load"] == 4
+
+
+def test_a_corpus_on_the_card_sees_an_added_optional_file(tmp_path, calls):
+    """citeulike's terms need mult.dat: added later, the next run reads it."""
+    from ._citeulike import write_citeulike
+
+    write_citeulike(tmp_path / "data", terms=False)
+    with pytest.raises(DataNotFoundError, match="mult.dat"):
+        pipeline.load_corpus("citeulike-t:terms", data_dir=tmp_path / "data", min_count=2)
+    write_citeulike(tmp_path / "data")
+    corpus = pipeline.load_corpus("citeulike-t:terms", data_dir=tmp_path / "data", min_count=2)
+    assert corpus.metadata["view"] == "terms"

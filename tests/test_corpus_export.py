@@ -92,3 +92,24 @@ def test_top_terms_profiles():
     assert basis["term"].tolist() == ["pear", "pear"]  # says nothing about the clusters
     with pytest.raises(InvalidInputError, match="unknown term profile"):
         top_terms(result, profile="lift")
+
+
+def test_ids_and_labels_utf8_cannot_hold_are_escaped_and_texts_replaced():
+    """Lone surrogates (a file name that is not UTF-8, a JSON "\\ud800" escape, an SGML
+    &#55296;) would make every UTF-8 output fail: ids and labels keep them as escapes, texts
+    get U+FFFD."""
+    corpus = Corpus("caf\udce9", ids=["caf\udce9", "x\ud800", "plain"],
+                    labels=["\udcff", "b", "b"], texts=["a\ud800b", "ok", "fine"])
+    assert corpus.name == "caf\\xe9"
+    assert corpus.ids.tolist() == ["caf\\xe9", "x\\ud800", "plain"]
+    assert corpus.labels.tolist() == ["\\xff", "b", "b"]
+    assert corpus.texts == ["a\ufffdb", "ok", "fine"]
+    corpus.to_pandas().to_csv(index=False).encode("utf-8")
+
+
+def test_a_nul_at_the_end_of_an_id_or_label_is_kept_as_an_escape():
+    """NumPy's strings drop a NUL at their end: ids "" and "\x00" would become equal."""
+    corpus = Corpus("nul", ids=["", "\x00", "a\x00b"], labels=["x\x00", "x", "x"],
+                    texts=["a", "b", "c"])
+    assert corpus.ids.tolist() == ["", "\\x00", "a\\x00b"]
+    assert corpus.labels.tolist() == ["x\\x00", "x", "x"]

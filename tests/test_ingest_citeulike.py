@@ -146,6 +146,20 @@ def test_malformed_files(tmp_path, name, text, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("name, text, words", [
+    ("users.dat", "1 0\n1 99999999999999999999", "users.dat, line 2 ('1 99999999999999999999')"),
+    ("users.dat", "1 0\n99999999999999999999 1", "users.dat, line 2"),
+    ("citations.dat", "1 0\n1 9223372036854775808", "citations.dat, line 2"),
+    ("mult.dat", "1 0:1\n1 99999999999999999999:1", "mult.dat, line 2"),
+    ("mult.dat", "1 0:1\n1 1:99999999999999999999999", "mult.dat, line 2"),
+])
+def test_numbers_beyond_int64_name_the_line(tmp_path, name, text, words):
+    write_citeulike(tmp_path, "citeulike-t", compress=False, replace={name: text})
+    with pytest.raises(CorpusFormatError) as err:
+        load_corpus("citeulike-t:terms", data_dir=tmp_path)
+    assert words in str(err.value) and "too large" in str(err.value)
+
+
 def test_corrupt_gzip(tmp_path):
     folder = write_citeulike(tmp_path, "citeulike-t")
     data = (folder / "users.dat.gz").read_bytes()

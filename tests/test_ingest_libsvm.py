@@ -132,6 +132,22 @@ def test_malformed_line_is_named(tmp_path, line, line_number, reason):
     assert reason in message
 
 
+@pytest.mark.parametrize("line, reason", [
+    ("1 1:0.5 10000000000:1", "feature index 10000000000 is too large"),
+    ("1 99999999999999999999999:1", "feature index 99999999999999999999999 is too large"),
+    ("nan 1:0.5", "the class 'nan' is not a finite number"),
+    ("inf 1:0.5", "the class 'inf' is not a finite number"),
+    ("-Infinity 2:1", "the class '-Infinity' is not a finite number"),
+])
+def test_huge_index_and_non_finite_class_name_file_and_line(tmp_path, line, reason):
+    path = tmp_path / "data.svm"
+    path.write_text("1 1:0.5 2:0.5\n2 3:1\n" + line + "\n1 1:1\n")
+    with pytest.raises(CorpusFormatError) as err:
+        load_libsvm([path])
+    message = str(err.value)
+    assert f"{path}, line 3" in message and reason in message
+
+
 def test_malformed_line_in_a_bz2_test_file(tmp_path):
     folder = write_sector(tmp_path, "1 1:1\n" * 3, "1 1:1\n1 1:1:1\n", compress=True)
     with pytest.raises(CorpusFormatError, match=r"sector\.t\.scale\.bz2, line 2"):

@@ -201,7 +201,7 @@ def test_missing_folder_says_where_it_looked(tmp_path, no_default_data):
         load_reuters(tmp_path / "nowhere")
     message = str(info.value)
     assert str(tmp_path / "nowhere" / "reuters21578") in message
-    assert str(tmp_path / "default-cache" / "reuters21578") in message
+    assert str(tmp_path / "default-cache") not in message  # an explicit folder is the only one
     assert "reuters21578.tar.gz" in message
 
 
@@ -272,3 +272,49 @@ def test_real_reuters_modapte_split(real_reuters_dir):
     test = load_reuters(real_reuters_dir, split="modapte-test", topics="any")
     assert not set(train.ids) & set(test.ids)
     assert len(train) + len(test) == 7775 + 3019
+
+
+# --- an explicit data folder -----------------------------------------------------------------
+
+
+def test_an_explicit_data_dir_is_the_only_one_used(reuters_dir, tmp_path, monkeypatch):
+    """--data-dir EMPTY must not quietly read the copy found through $TEXTCLUSTER_DATA."""
+    monkeypatch.setenv(_paths.DATA_ENV, str(reuters_dir))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataNotFoundError) as info:
+        load_reuters(empty)
+    message = str(info.value)
+    assert str(empty / "reuters21578") in message and "--data-dir" in message
+    assert f"${_paths.DATA_ENV}" in message and str(reuters_dir / "reuters21578") in message
+    assert len(load_reuters()) == 5  # without --data-dir the environment's copy is used
+
+
+def test_the_cli_with_an_empty_data_dir_fails_and_names_the_folder(reuters_dir, tmp_path,
+                                                                   monkeypatch):
+    from click.testing import CliRunner
+
+    from textcluster.cli import main
+
+    monkeypatch.setenv(_paths.DATA_ENV, str(reuters_dir))
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(main, ["run", "reuters", "--model", "kmeans", "--data-dir",
+                                       str(tmp_path / "empty"), "--no-cache"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert str(tmp_path / "empty" / "reuters21578") in result.output
+
+
+def test_a_lone_surrogate_entity_is_replaced_and_the_corpus_cached(tmp_path, monkeypatch):
+    """&#55296; names half of a UTF-16 pair: alone it is no character (U+FFFD instead), and
+    the text must still be cached and tokenized."""
+    from textcluster import pipeline
+
+    monkeypatch.setenv("TEXTCLUSTER_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "reuters21578"
+    folder.mkdir()
+    text = FILE_0.replace("Wheat crop.", "Wheat &#55296;crop &#xDFFF;.")
+    (folder / "reut2-000.sgm").write_bytes(text.encode("latin-1"))
+    for _ in range(2):  # parsed and cached, then read from the cache
+        corpus = pipeline.load_corpus("reuters", data_dir=tmp_path, topics="any")
+        assert by_id(corpus)["2"] == "GRAIN\nWheat \ufffdcrop \ufffd."
+    assert "wheat" in pipeline.represent(corpus).terms

@@ -119,6 +119,24 @@ def test_unreadable_files(tmp_path, name, content, words):
         load_table(path)
 
 
+@pytest.mark.parametrize("line, kind", [("[1, 2]", "array"), ("3", "number"),
+                                        ('"text"', "string"), ("null", "null")])
+def test_json_lines_line_that_is_not_an_object_names_the_line(tmp_path, line, kind):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(f'{{"text": "a b", "label": "x"}}\n{line}\n{{"text": "c", "label": "y"}}\n')
+    with pytest.raises(CorpusFormatError) as info:
+        load_table(path)
+    message = str(info.value)
+    assert f"{path}, line 2" in message and kind in message and "JSON object" in message
+
+
+def test_json_lines_syntax_error_names_line_and_column(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "a"}\n\n{"text": "b",, "label": 1}\n')
+    with pytest.raises(CorpusFormatError, match=r"docs\.jsonl, line 3, column 14"):
+        load_table(path)
+
+
 # -- Hugging Face datasets ---------------------------------------------------------------------
 
 

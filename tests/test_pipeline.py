@@ -305,3 +305,35 @@ def test_a_failed_write_keeps_the_old_file(nmf_result, tmp_path, monkeypatch):
         export.write_run(nmf_result, tmp_path)
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+# -- names and texts that UTF-8 cannot hold -------------------------------------------------------
+
+
+def test_file_names_that_are_not_utf8_are_run_cached_and_written(tmp_path, monkeypatch):
+    """A folder whose file names are not UTF-8: the cache key, the run and clusters.csv."""
+    monkeypatch.setenv("TEXTCLUSTER_CACHE", str(tmp_path / "cache"))
+    root = write_folder_corpus(tmp_path / "news", n_per_class=4)
+    odd = os.fsencode(root / "space") + b"/caf\xe9 \xff.txt"
+    with open(odd, "wb") as handle:
+        handle.write(b"Rocket orbit planet launch.")
+    for _ in range(2):  # parsed, then read from the cache
+        result = pipeline.run(str(root), "kmeans", settings={"n_init": 1})
+        assert "space/caf\\xe9 \\xff" in result.corpus.ids.tolist()
+    out = export.write_run(result, tmp_path / "out")
+    written = (out / "clusters.csv").read_text(encoding="utf-8")
+    assert "space/caf\\xe9 \\xff" in written
+
+
+def test_a_lone_surrogate_in_texts_is_cached_and_run(tmp_path, monkeypatch):
+    """JSON Lines can spell a lone surrogate ("\\ud800"); SGML an entity &#55296;."""
+    monkeypatch.setenv("TEXTCLUSTER_CACHE", str(tmp_path / "cache"))
+    rows = [{"id": f"d{i}\\ud800", "text": f"rocket orbit {w} \\udfff", "label": "x\\udc80"}
+            for i, w in enumerate(["planet", "comet", "flour", "oven", "butter", "launch"])]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows).replace("\\\\u", "\\u"),
+                    encoding="utf-8")
+    for _ in range(2):
+        result = pipeline.run(str(path), "kmeans", k=2, settings={"n_init": 1})
+    assert result.corpus.ids[0] == "d0\\ud800"
+    export.write_run(result, tmp_path / "out")

@@ -220,9 +220,18 @@ def test_count_terms_min_df_max_df_max_features():
 
 
 def test_count_terms_errors():
-    with pytest.raises(InvalidInputError, match="no terms left"):
+    with pytest.raises(InvalidInputError, match="no usable term is left"):
         count_terms(["the and of", "a an"])
-    with pytest.raises(InvalidInputError, match="no terms left"):
+    with pytest.raises(InvalidInputError, match="no usable term is left"):
         count_terms(DOCS, Analyzer(stop_words="none"), min_df=5)
     with pytest.raises(InvalidInputError, match="invalid preprocessing setting.*'min_df'"):
         count_terms(DOCS, min_df=-1)
+
+
+def test_cai_weighting_refuses_counts_below_one():
+    """1 + ln tf is negative below 1/e: fractional values need another weighting."""
+    counts = sp.csr_matrix(np.array([[0.1, 2.0], [1.0, 0.0]]))
+    with pytest.raises(InvalidInputError, match="weighting=tf"):
+        tfidf(counts)
+    X, _ = tfidf(counts, weighting="tf")
+    assert X.data.min() >= 0

@@ -6,10 +6,11 @@ built from), ``meta.json``, ``arrays.npz`` and, for texts, ``texts.json``. Nothi
 arrays are read back with ``allow_pickle=False``. The key of
 
 * a parsed corpus (kind ``corpus``) holds the corpus name, the loader's options (defaults filled
-  in) and the sha256 of the files it is read from: for a built-in corpus every file of its card
-  found in the data folders searched, for a folder the files matching its pattern, for a table
-  or matrix file the file itself and a CLUTO matrix's label and vocabulary files (``hf:``
-  datasets are not cached here; Hugging Face caches them);
+  in) and the path and sha256 of every file the loader reads, as it declares them
+  (:func:`textcluster.ingest.source_files`: e.g. every ``reut2-*.sgm`` of the Reuters folder,
+  a folder's documents matching its pattern, a CLUTO matrix with its label and vocabulary
+  files), so that a file added, removed or changed gives another key (``hf:`` datasets are not
+  cached here; Hugging Face caches them);
 * term counts (kind ``counts``) hold the sha256 of the documents' texts and the tokenization
   options (stop words, lower-casing, normalization, min_df, max_df, max_features); the tf-idf
   weighting is recomputed from them, which takes milliseconds;
@@ -26,7 +27,6 @@ or :func:`disabled` turn it off.
 """
 
 import dataclasses
-import fnmatch
 import functools
 import hashlib
 import importlib.metadata
@@ -47,10 +47,7 @@ import scipy.sparse as sp
 from . import __version__, cards
 from ._errors import TextclusterError
 from .corpus import Corpus
-from .ingest import CORPORA, resolve_loader
-from .ingest.cluto import companion_files
-from .ingest.table import HF_PREFIX
-from .ingest._paths import search_dirs
+from .ingest import resolve_loader, source_files
 
 CACHE_ENV = "TEXTCLUSTER_CACHE"
 OFF_VALUES = frozenset({"off", "0", "false", "no", "none"})
@@ -94,9 +91,9 @@ def is_enabled():
 
 def corpus_key(name, data_dir, options):
     """The key of ``load_corpus(name, data_dir, **options)``, or ``None`` when it is not cached:
-    caching off, a corpus whose files are not known (``hf:NAME``, a corpus registered without a
-    card), options the loader does not take or that are not plain values, or no file of the
-    corpus found (the loader then says what is missing)."""
+    caching off, a loader that does not declare its files (``hf:NAME``), options the loader
+    does not take or that are not plain values, or files that cannot be found or read (the
+    loader then says what is wrong)."""
     if not is_enabled():
         return None
     try:
@@ -110,77 +107,13 @@ def corpus_key(name, data_dir, options):
 
 
 def source_file_digests(name, data_dir, options):
-    """The sha256 of the files corpus ``name`` is read from: a registered corpus' card files, a
-    folder's files matching its ``pattern``, a table or matrix file itself (with a CLUTO
-    matrix's label and vocabulary files); ``None`` when
-    they are not known (``hf:NAME``, a corpus registered without a card)."""
-    kind, path = _source_kind(name), Path(name)
-    if kind == "registered":
-        card = cards.find_card(name)
-        return card_file_digests(card, data_dir) if card else None
-    if kind == "folder":
-        pattern = options.get("pattern")
-        return _folder_digests(path, pattern) if isinstance(pattern, str) and pattern else None
-    if kind == "file":  # a table or matrix file, and the label files beside a CLUTO matrix
-        files = [path, *companion_files(path).values()]
-        return [[p.name, cards.file_sha256(p)] for p in files]
-    return None
-
-
-def _source_kind(name):
-    """What :func:`~textcluster.ingest.resolve_loader` makes of ``name``, in its order."""
-    path = Path(name)
-    if name in CORPORA:
-        return "registered"
-    if name.startswith(HF_PREFIX):
-        return "hf"
-    if path.is_dir():
-        return "folder"
-    if path.is_file():
-        return "file"
-    return "registered" if cards.base_name(name) in CORPORA else None
-
-
-def _folder_digests(root, pattern):
-    """``[[relative path, sha256], ...]`` of the files matching ``pattern`` in ``root`` and its
-    sub-folders (one level: where :func:`~textcluster.ingest.load_folder` reads documents),
-    hidden files and folders left out. os.scandir, because pathlib costs more than the hashing
-    on folders of many small documents."""
-    digests = []
-    for folder, prefix in [(str(root), ""), *_subfolders(root)]:
-        with os.scandir(folder) as scan:
-            digests += [[prefix + entry.name, _small_file_sha256(entry)] for entry in scan
-                        if not entry.name.startswith(".") and entry.is_file()
-                        and fnmatch.fnmatch(entry.name, pattern)]
-    return sorted(digests)
-
-
-def _subfolders(root):
-    with os.scandir(root) as scan:
-        return [(entry.path, entry.name + "/") for entry in scan
-                if not entry.name.startswith(".") and entry.is_dir()]
-
-
-def _small_file_sha256(entry):
-    if entry.stat().st_size > 1 << 20:
-        return cards.file_sha256(entry.path)
-    with open(entry.path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
-def card_file_digests(card, data_dir=None):
-    """``[[folder, file name, sha256], ...]`` for every file of ``card`` (plain or compressed)
-    in every data folder searched, in search order (the folder is part of the key because
-    loaders record where they read from)."""
-    digests = []
-    for base in search_dirs(data_dir):
-        folder = base / card.folder
-        for name in sorted(card.all_files):
-            for candidate in card.candidates(name):
-                if (folder / candidate).is_file():
-                    digests.append([str(folder.resolve()), candidate,
-                                    cards.file_sha256(folder / candidate)])
-    return digests
+    """``[[path, sha256], ...]`` of every file corpus ``name`` is read from (as its loader
+    declares them, in its order); ``None`` when they are not known or cannot be read."""
+    try:
+        files = source_files(name, data_dir, **options)
+        return None if files is None else [[str(p), cards.file_sha256(p)] for p in files]
+    except (TextclusterError, OSError):
+        return None
 
 
 def counts_key(texts, options):
@@ -214,7 +147,9 @@ def _key(kind, **parts):
 
 
 def _canonical(value):
-    return json.dumps(value, sort_keys=True, allow_nan=False, ensure_ascii=False)
+    """Canonical JSON; ASCII, so that strings UTF-8 cannot encode (a file name that is not
+    UTF-8, a lone surrogate in a text) are escaped rather than fail."""
+    return json.dumps(value, sort_keys=True, allow_nan=False)
 
 
 # The textcluster source an entry of each kind depends on (besides this module).

@@ -1,5 +1,6 @@
 """The one type every loader returns."""
 
+import re
 from dataclasses import dataclass, field, replace
 from numbers import Integral
 
@@ -34,6 +35,12 @@ class Corpus:
     graph : scipy.sparse.csr_matrix, shape (n_docs, n_docs), or None
         A document graph that comes with the corpus (e.g. CiteULike's citations): symmetric,
         non-negative, rows and columns in the order of :attr:`ids`.
+
+    Every string is one that every output can hold: a lone surrogate (from a file name that is
+    not UTF-8, a JSON ``"\\ud800"``, an SGML ``&#55296;``), which UTF-8 cannot encode, becomes
+    U+FFFD in the texts and an escape in the name, ids, labels and vocabulary (``\\xe9`` for
+    the byte 0xE9 of a file name, else ``\\ud800``), as does NUL (``\\x00``), which NumPy's
+    strings drop at their end.
     """
 
     name: str
@@ -46,19 +53,21 @@ class Corpus:
     graph: sp.csr_matrix | None = None
 
     def __post_init__(self):
-        self.ids = np.asarray(self.ids).astype(str)
+        self.name = _escaped(self.name)
+        self.ids = _escaped_array(self.ids)
         n = len(self.ids)
         if self.labels is not None:
-            self.labels = np.asarray(self.labels).astype(str)
+            self.labels = _escaped_array(self.labels)
             _check_length("labels", len(self.labels), n)
         if self.texts is not None:
-            self.texts = list(self.texts)
+            self.texts = [_SURROGATE.sub("\ufffd", t) if isinstance(t, str) else t
+                          for t in self.texts]
             _check_length("texts", len(self.texts), n)
         if self.matrix is not None:
             self.matrix = sp.csr_matrix(self.matrix)
             _check_length("matrix rows", self.matrix.shape[0], n)
         if self.vocabulary is not None:
-            self.vocabulary = np.asarray(self.vocabulary).astype(str)
+            self.vocabulary = _escaped_array(self.vocabulary)
             if self.matrix is not None:
                 _check_length("vocabulary", len(self.vocabulary), self.matrix.shape[1])
         if self.graph is not None:
@@ -115,9 +124,9 @@ class Corpus:
     def select_classes(self, classes=None, min_class_size=None, top=None):
         """Keep documents of the given classes, of classes with at least ``min_class_size``
         documents, and/or of the ``top`` largest classes (ties broken by name)."""
+        if classes is None and min_class_size is None and top is None:
+            return self
         if self.labels is None:
-            if classes is None and min_class_size is None and top is None:
-                return self
             raise InvalidInputError(
                 f"corpus {self.name!r} has no class labels, so classes cannot be selected"
             )
@@ -186,6 +195,32 @@ def _sparse_rows(matrix, names):
     bounds = zip(matrix.indptr[:-1], matrix.indptr[1:])
     pairs = [(names[matrix.indices[a:b]].tolist(), matrix.data[a:b].tolist()) for a, b in bounds]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNHOLDABLE = re.compile("[\x00\ud800-\udfff]")  # and NUL, which NumPy strings drop at the end
+
+
+def _escape(match):
+    """``\\xNN`` for NUL and for a byte that a file name's ``surrogateescape`` decoding kept,
+    else ``\\uNNNN``."""
+    code = ord(match.group())
+    if code == 0 or 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code & 0xFF:02x}"
+    return f"\\u{code:04x}"
+
+
+def _escaped(text):
+    return _UNHOLDABLE.sub(_escape, text) if isinstance(text, str) else text
+
+
+def _escaped_array(values):
+    """``values`` as an array of str, NUL and lone surrogates escaped (:func:`_escape`) before
+    NumPy's strings would drop a NUL at the end."""
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if any(isinstance(v, str) and _UNHOLDABLE.search(v) for v in items):
+        items = [_escaped(v) for v in items]
+    return np.asarray(items).astype(str)
 
 
 def _check_length(what, got, expected):

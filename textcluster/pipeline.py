@@ -14,7 +14,7 @@ from .ingest import resolve_loader
 from .models import MODELS, SEMI_SUPERVISED, chosen_settings, make_model
 from .protocol import evaluate_split, labeled_subset
 from .progress import progress_step
-from .text.tfidf import WEIGHTINGS, count_terms, empty_rows, tfidf
+from .text.tfidf import WEIGHTINGS, count_terms, distinct_rows, empty_rows, tfidf
 from .text.tokenize import Analyzer
 
 # Preprocessing parameters and their defaults (DESIGN §5.1).
@@ -40,6 +40,7 @@ class Representation:
     terms: np.ndarray  # term of each column (term ids as strings when no vocabulary)
     dropped_docs: list = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the preprocessing applied
+    n_distinct: int | None = None  # distinct rows of X: the most clusters it can have
 
 
 @dataclass
@@ -114,21 +115,80 @@ def split_settings(corpus_name, model_name, settings):
 
 def represent(corpus, **options):
     """The weighted documents × terms matrix of ``corpus`` (DESIGN §5.1 by default; a corpus
-    whose rows are already weighted, ``metadata["weighted"]``, only gets unit rows)."""
+    whose rows are already weighted, ``metadata["weighted"]``, only gets unit rows).
+
+    A corpus that cannot be clustered is refused here, before any model is fitted, with an
+    :class:`InvalidInputError` saying why and what to do: fewer than two documents, no usable
+    term, all documents identical, or every term in every document (its idf is 0)."""
     if corpus.metadata.get("weighted") and "weighting" not in options:
         options = {**options, "weighting": "tf"}
     opts = _check_preprocess({**PREPROCESS_DEFAULTS, **options})
-    if corpus.texts is not None:
-        counts, vocabulary = _count_terms(corpus.texts, opts)
-    elif corpus.matrix is not None:
-        counts, vocabulary = corpus.matrix, corpus.vocabulary
-    else:
+    if corpus.texts is None and corpus.matrix is None:
         raise InvalidInputError(f"corpus {corpus.name!r} has neither texts nor a matrix")
-    X, kept = tfidf(counts, weighting=opts["weighting"])
+    _check_size(corpus)
+    if corpus.texts is not None:
+        with _naming(corpus):
+            counts, vocabulary = _count_terms(corpus.texts, opts)
+    else:
+        counts, vocabulary = corpus.matrix, corpus.vocabulary
+    _check_counts(corpus, counts)
+    with _naming(corpus):
+        X, kept = tfidf(counts, weighting=opts["weighting"])
+    if X.shape[1] == 0:
+        raise InvalidInputError(
+            f"every term of corpus {corpus.name!r} occurs in every one of its {corpus.n_docs} "
+            f"documents, so the {opts['weighting']!r} tf-idf weighting gives every term the "
+            f"weight 0 (idf = ln(N / df) = 0) and the documents cannot be told apart. Add "
+            f"documents that differ, or choose another weighting (--set weighting=sklearn or "
+            f"weighting=tf)"
+        )
     terms = (np.asarray(vocabulary)[kept] if vocabulary is not None
              else np.array([f"term{j}" for j in kept]))
     X, corpus, dropped = _handle_empty(X, corpus, opts["empty_documents"])
-    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped, opts)
+    n_distinct = distinct_rows(X)
+    if n_distinct == 1:
+        raise _identical(corpus)
+    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped, opts, n_distinct)
+
+
+@contextmanager
+def _naming(corpus):
+    """Errors about the data raised within name the corpus."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"corpus {corpus.name!r}: {exc}") from None
+
+
+def _check_size(corpus):
+    if corpus.n_docs < 2:
+        raise InvalidInputError(
+            f"corpus {corpus.name!r} has {corpus.n_docs} document"
+            f"{'' if corpus.n_docs == 1 else 's'}; clustering needs at least 2. Check the "
+            f"corpus (or the class selection: top, min_class_size)"
+        )
+
+
+def _check_counts(corpus, counts):
+    """Refuse term counts without any term, or with every document the same."""
+    if counts.nnz == 0:
+        why = ("every document is empty after tokenization (it holds only stop words, "
+               "numbers, punctuation or one-letter words)" if corpus.texts is not None
+               else "its term-count matrix is all zero")
+        raise InvalidInputError(
+            f"corpus {corpus.name!r} has no usable term: {why}. Check the file (and the text "
+            f"column), or keep more words (--set stop_words=none, a lower min_df)"
+        )
+    if distinct_rows(counts) == 1:
+        raise _identical(corpus)
+
+
+def _identical(corpus):
+    return InvalidInputError(
+        f"all {corpus.n_docs} documents of corpus {corpus.name!r} are identical after "
+        f"preprocessing: there is nothing to cluster. Check the corpus (a repeated row or "
+        f"file?) or the preprocessing"
+    )
 
 
 def load_corpus(name, data_dir=None, **options):
@@ -228,6 +288,10 @@ def _handle_empty(X, corpus, policy):
     if len(ids) == X.shape[0]:
         raise InvalidInputError(f"{what}: every document is empty; relax the preprocessing "
                                 f"(stop_words, min_df)")
+    if len(ids) == X.shape[0] - 1:
+        raise InvalidInputError(
+            f"{what}: only 1 document is left, and clustering needs at least 2. Relax the "
+            f"preprocessing (stop_words, min_df) or check the corpus")
     warnings.warn(f"{what} and are left out of the clustering (run.json lists them; "
                   f"--set empty_documents=error stops instead)", UserWarning, stacklevel=3)
     keep = np.setdiff1d(np.arange(X.shape[0]), empty)
@@ -258,7 +322,7 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
         rep = represent(corpus, **routed["preprocess"])
     corpus = rep.corpus
     k = k or (len(corpus.classes) if corpus.labels is not None else None)
-    _check_k(k, rep.X.shape[0], corpus.name)
+    _check_k(k, rep)
     model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
     graph = _document_graph(graph_choice, corpus, model, model_name)
     y = _seen_labels(corpus, model_name, seed, labeled_fraction, labeled_per_class)
@@ -341,7 +405,9 @@ def _planned_iterations(model):
     return planned() if planned else 1
 
 
-def _check_k(k, n_docs, name):
+def _check_k(k, rep):
+    """``k`` clusters need at least ``k`` documents, and ``k`` distinct ones."""
+    name, n_docs = rep.corpus.name, rep.X.shape[0]
     if k is None:
         raise InvalidInputError(
             f"corpus {name!r} has no class labels: give the number of clusters with --k"
@@ -350,6 +416,11 @@ def _check_k(k, n_docs, name):
         raise InvalidInputError(
             f"--k {k} is not possible for corpus {name!r} with {n_docs} documents; "
             f"choose 1 ≤ k ≤ {n_docs}"
+        )
+    if rep.n_distinct is not None and k > rep.n_distinct:
+        raise InvalidInputError(
+            f"corpus {name!r} has {rep.n_distinct} distinct documents (after preprocessing, "
+            f"of {n_docs}); k={k} needs at least {k} — lower --k to at most {rep.n_distinct}"
         )
 
 

@@ -5,6 +5,10 @@ A loader is a function ``loader(data_dir=None, **options) -> Corpus``; add one w
 (the allowed values) can be named ``"name:view"``, e.g. ``"citeulike-t:users"``. The panel's
 CLUTO sets are registered one by one, as ``"cluto:<set>"``.
 
+A loader declares the files it reads with :func:`~._files.reads` (``loader.source_files``):
+:func:`source_files` lists them for a corpus name, and the cache of parsed corpora keys an entry
+on their content. A loader without it (``hf:NAME``) is not cached.
+
 Besides registered names, a corpus name can be ``hf:NAME`` (a Hugging Face dataset), the path
 of a table file (``.csv``, ``.tsv``, ``.jsonl``, ``.json``, ``.parquet``), of a MATLAB file
 with Deng Cai's ``fea`` and ``gnd``, of a CLUTO matrix (``<name>.mat[.gz]`` holding text,
@@ -21,6 +25,7 @@ from ..registry import Registry, UnknownNameError
 from .citeulike import load_citeulike_a, load_citeulike_t
 from .cluto import SETS as CLUTO_SETS
 from .cluto import is_cluto_file, load_cluto, load_cluto_set
+from ._files import reads
 from .folder import load_folder
 from .libsvm import load_libsvm, load_sector
 from .matlab import is_matlab_file, load_mat_file, load_reuters_cai, load_tdt2
@@ -36,10 +41,19 @@ CORPORA.register("reuters-cai", load_reuters_cai)
 CORPORA.register("sector", load_sector)
 CORPORA.register("citeulike-t", load_citeulike_t)
 CORPORA.register("citeulike-a", load_citeulike_a)
+
+
+def _partial(loader, *args):
+    """``functools.partial(loader, *args)``, with the files it reads declared likewise."""
+    bound = functools.partial(loader, *args)
+    bound.source_files = functools.partial(loader.source_files, *args)
+    return bound
+
+
 for _name in PANEL_TABLES:
-    CORPORA.register(_name, functools.partial(load_panel_table, _name))
+    CORPORA.register(_name, _partial(load_panel_table, _name))
 for _name in CLUTO_SETS:
-    CORPORA.register(f"cluto:{_name}", functools.partial(load_cluto_set, _name))
+    CORPORA.register(f"cluto:{_name}", _partial(load_cluto_set, _name))
 
 
 def resolve_loader(name):
@@ -52,7 +66,7 @@ def resolve_loader(name):
         return _bind(load_hf, name=name[len(HF_PREFIX):])
     path = Path(name)
     if path.is_dir():
-        return functools.partial(_load_folder_corpus, name)
+        return _partial(_load_folder_corpus, name)
     if table_format(name) is not None:
         return _bind(load_table, path=name)
     if is_matlab_file(path):
@@ -98,6 +112,8 @@ def _bind(loader, **fixed):
             options["data_dir"] = data_dir
         return loader(**fixed, **options)
 
+    if hasattr(loader, "source_files"):
+        bound.source_files = functools.partial(loader.source_files, **fixed)
     keyword = inspect.Parameter.KEYWORD_ONLY
     bound.__signature__ = inspect.Signature([
         inspect.Parameter("data_dir", keyword, default=None),
@@ -107,8 +123,29 @@ def _bind(loader, **fixed):
     return bound
 
 
+def _folder_corpus_files(path, data_dir=None, pattern="*.txt", **_options):
+    return load_folder.source_files(path, pattern=pattern)
+
+
+@reads(_folder_corpus_files)
 def _load_folder_corpus(path, data_dir=None, pattern="*.txt", min_class_size=None, top=None):
     return load_folder(path, pattern=pattern, min_class_size=min_class_size, top=top)
+
+
+def source_files(name, data_dir=None, **options) -> list[Path] | None:
+    """The files ``load_corpus(name, data_dir, **options)`` reads, or ``None`` when its loader
+    does not declare them (``hf:NAME``). Raises what the loader would raise when they cannot
+    be found (e.g. :class:`DataNotFoundError`) or an option is bad."""
+    loader = resolve_loader(name)
+    declared = getattr(loader, "source_files", None)
+    if declared is None:
+        return None
+    try:
+        bound = inspect.signature(loader).bind_partial(**options)
+    except TypeError as exc:
+        raise InvalidInputError(f"corpus {name!r}: {exc}") from None
+    bound.apply_defaults()
+    return list(declared(**{**bound.arguments, "data_dir": data_dir}))
 
 
 def load_corpus(name, data_dir=None, **options):
@@ -141,6 +178,7 @@ __all__ = [
     "load_sector",
     "load_table",
     "resolve_loader",
+    "source_files",
     "load_reuters",
     "load_reuters_cai",
     "load_tdt2",

@@ -1,11 +1,24 @@
 """Reading corpus files: a file or its ``.gz`` twin, and its lines decoded as UTF-8 or else
-Latin-1 (every byte maps to a character)."""
+Latin-1 (every byte maps to a character); and how a loader declares the files it reads."""
 
 import gzip
 import zlib
 from pathlib import Path
 
 from .._errors import CorpusFormatError, DataNotFoundError
+
+MAX_INDEX = 2**31 - 1  # the most documents, terms or non-zeros a corpus file may declare
+
+
+def reads(source_files):
+    """Declare the files a loader reads: ``source_files(data_dir=..., **options)`` takes the
+    loader's arguments and returns those paths. The loader finds its files through it, and
+    the cache of parsed corpora keys an entry on the content of exactly these files (so a file
+    added to a corpus folder is seen by the next run)."""
+    def declare(loader):
+        loader.source_files = source_files
+        return loader
+    return declare
 
 
 def has_file(folder: Path, name: str) -> bool:

@@ -1,4 +1,5 @@
-"""Where corpus files are looked for: ``--data-dir``, ``$TEXTCLUSTER_DATA``, then ``corpora/``."""
+"""Where corpus files are looked for: the folder given with ``--data-dir`` (``data_dir``) alone;
+without one, ``$TEXTCLUSTER_DATA``, then ``corpora/``."""
 
 import os
 from pathlib import Path
@@ -16,32 +17,53 @@ def default_cache_dir():
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "textcluster"
 
 
-def search_dirs(data_dir=None):
-    """The folders searched for corpora, in order."""
-    dirs = []
+def search_dirs(data_dir=None) -> list[Path]:
+    """Every folder that may hold corpora, in order: ``data_dir``, ``$TEXTCLUSTER_DATA``, the
+    default folder. Loaders read from :func:`corpus_dirs` only."""
+    return [*([Path(data_dir)] if data_dir is not None else []), *corpus_dirs(None)]
+
+
+def corpus_dirs(data_dir=None) -> list[Path]:
+    """The folders loaders read corpora from: ``[data_dir]`` when one is given (an explicit
+    folder is the one used, never another copy), else ``$TEXTCLUSTER_DATA`` and the default
+    folder."""
     if data_dir is not None:
-        dirs.append(Path(data_dir))
-    if os.environ.get(DATA_ENV):
-        dirs.append(Path(os.environ[DATA_ENV]))
-    dirs.append(default_cache_dir())
-    return dirs
+        return [Path(data_dir)]
+    env = os.environ.get(DATA_ENV)
+    return [*([Path(env)] if env else []), default_cache_dir()]
 
 
-def find_corpus_dir(subdir, required, data_dir=None, source=None):
-    """First ``<dir>/<subdir>`` among :func:`search_dirs` holding every pattern in ``required``.
+def find_corpus_dir(subdir, required, data_dir=None, source=None) -> Path:
+    """First ``<dir>/<subdir>`` among :func:`corpus_dirs` holding every pattern in ``required``.
 
     ``required`` are glob patterns, e.g. ``["reut2-0*.sgm*"]``. Raises
-    :class:`DataNotFoundError` naming every folder looked at and where to get the files.
+    :class:`DataNotFoundError` naming every folder looked at, the other data folders that do
+    hold the corpus, and where to get the files.
     """
-    looked = []
-    for base in search_dirs(data_dir):
-        folder = base / subdir
-        looked.append(str(folder))
-        if folder.is_dir() and all(any(folder.glob(p)) for p in required):
+    looked = [base / subdir for base in corpus_dirs(data_dir)]
+    for folder in looked:
+        if _holds(folder, required):
             return folder
+    if data_dir is None:
+        where, hint = f"in any of: {'; '.join(map(str, looked))}", ""
+    else:
+        where = f"in {looked[0]} (the folder given with --data-dir)"
+        others = [base for base in corpus_dirs(None) if _holds(base / subdir, required)]
+        hint = (f" {_describe(others[0])} holds them in {others[0] / subdir}: leave --data-dir "
+                f"out to use that copy, or pass --data-dir {others[0]}." if others else "")
     get = f"Download them from {source} and pass" if source else "Put them there, or pass"
     raise DataNotFoundError(
-        f"could not find {', '.join(required)} for corpus folder {subdir!r}; looked in: "
-        f"{'; '.join(looked)}. {get} the folder holding {subdir}/ with --data-dir or "
-        f"${DATA_ENV}."
+        f"could not find {', '.join(required)} for corpus folder {subdir!r} {where}.{hint} "
+        f"{get} the folder holding {subdir}/ with --data-dir or ${DATA_ENV}."
     )
+
+
+def _holds(folder, required):
+    return folder.is_dir() and all(any(folder.glob(p)) for p in required)
+
+
+def _describe(base):
+    """``$TEXTCLUSTER_DATA (<folder>)`` or ``the default data folder <folder>``."""
+    if os.environ.get(DATA_ENV) and base == Path(os.environ[DATA_ENV]):
+        return f"${DATA_ENV} ({base})"
+    return f"the default data folder {base}"

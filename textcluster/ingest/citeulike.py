@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ..text.tfidf import tfidf
-from ._files import find_file, has_file, read_lines
+from ._files import find_file, has_file, reads, read_lines
 from ._paths import find_corpus_dir
 
 SOURCES = {
@@ -59,12 +59,24 @@ FEATURES = {"tags": "tags", "users": "users", "terms": "terms", "combined": "use
 TAG_FILES = {"citeulike-a": ("item-tag.dat", True), "citeulike-t": ("tag-item.dat", False)}
 
 
+def citeulike_t_files(data_dir=None, **_options):
+    """The files :func:`load_citeulike_t` reads."""
+    return list(citeulike_paths("citeulike-t", data_dir).values())
+
+
+def citeulike_a_files(data_dir=None, **_options):
+    """The files :func:`load_citeulike_a` reads."""
+    return list(citeulike_paths("citeulike-a", data_dir).values())
+
+
+@reads(citeulike_t_files)
 def load_citeulike_t(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
     """citeulike-t (Wang, Chen & Li 2013: 25,975 articles, 7,947 users, 52,946 tags); see the
     module docstring for the views, the selection and the citation graph."""
     return load_citeulike("citeulike-t", data_dir, view, min_count, combined_weight)
 
 
+@reads(citeulike_a_files)
 def load_citeulike_a(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
     """citeulike-a (Wang & Blei 2011: 16,980 articles, 5,551 users, 46,391 tags); see the
     module docstring. Its ``terms`` view needs ``mult.dat``, which not every copy has."""
@@ -75,15 +87,23 @@ load_citeulike_t.views = VIEWS
 load_citeulike_a.views = VIEWS
 
 
+def citeulike_paths(variant, data_dir=None):
+    """``{file name: path}`` of every file of ``<data folder>/citeulike/<variant>/`` that the
+    loader reads: the four it needs, and ``mult.dat`` and ``vocabulary.dat`` when present."""
+    tag_file, _ = TAG_FILES[variant]
+    needed = ["users.dat", tag_file, "tags.dat", "citations.dat"]
+    folder = find_corpus_dir(f"citeulike/{variant}", [f"{name}*" for name in needed], data_dir,
+                             source=SOURCES[variant])
+    names = needed + [name for name in ("mult.dat", "vocabulary.dat") if has_file(folder, name)]
+    return {name: find_file(folder, name) for name in names}
+
+
 def load_citeulike(variant, data_dir=None, view="tags", min_count=4, combined_weight=0.5):
     """One view of ``<data_dir>/citeulike/<variant>/`` (``variant``: citeulike-a or -t)."""
     _check_options(view, min_count, combined_weight)
-    tag_file, _ = TAG_FILES[variant]
-    folder = find_corpus_dir(
-        f"citeulike/{variant}", [f"{name}*" for name in ("users.dat", tag_file, "tags.dat",
-                                                          "citations.dat")],
-        data_dir, source=SOURCES[variant])
-    data = _read_all(folder, variant, with_terms=has_file(folder, "mult.dat"))
+    paths = citeulike_paths(variant, data_dir)
+    folder = paths["users.dat"].parent
+    data = _read_all(paths, variant)
     if view == "terms" and data["terms"] is None:
         raise DataNotFoundError(
             f"the terms view of {variant} needs mult.dat and vocabulary.dat (the articles' "
@@ -91,7 +111,7 @@ def load_citeulike(variant, data_dir=None, view="tags", min_count=4, combined_we
             f"tags, users or combined view"
         )
     articles, users, tags, rounds = select(data["users"], data["tags"], min_count,
-                                           _has_words(data["terms"]))
+                                           _has_words(data["terms"]), f" in {folder}")
     return _corpus(variant, view, data, (articles, users, tags), {
         "min_count": min_count, "rounds": rounds,
         "articles": [int(data["users"].shape[0]), int(articles.size)],
@@ -116,11 +136,12 @@ def _check_options(view, min_count, combined_weight):
 # -- selection -------------------------------------------------------------------------------
 
 
-def select(article_user, article_tag, min_count, has_words=None):
+def select(article_user, article_tag, min_count, has_words=None, where=""):
     """Kept ``(articles, users, tags)`` positions and the number of rounds until stable.
 
     Users and tags need ``min_count`` kept articles; articles need ``min_count`` kept users, one
-    kept tag and (``has_words``, when given) a word.
+    kept tag and (``has_words``, when given) a word. ``where`` (e.g. ``" in <folder>"``) ends
+    the error raised when no article is kept.
     """
     article_user, article_tag = sp.csc_matrix(article_user), sp.csc_matrix(article_tag)
     articles = np.ones(article_user.shape[0], dtype=bool)
@@ -141,8 +162,8 @@ def select(article_user, article_tag, min_count, has_words=None):
         articles, users, tags = articles_now, users_now, tags_now
     if not articles.any():
         raise InvalidInputError(
-            f"no article has {min_count} users and a tag shared by {min_count} articles; "
-            f"lower min_count"
+            f"no article has {min_count} users and a tag shared by {min_count} articles"
+            f"{where}; lower min_count"
         )
     return np.flatnonzero(articles), np.flatnonzero(users), np.flatnonzero(tags), rounds
 
@@ -207,33 +228,37 @@ def _unit_tfidf(block):
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _read_all(folder, variant, with_terms):
-    """Every matrix of the folder, over all articles (rows of ``citations.dat``)."""
+def _read_all(paths, variant):
+    """Every matrix of the files ``paths`` (:func:`citeulike_paths`), over all articles (rows
+    of ``citations.dat``)."""
     tag_file, lines_are_articles = TAG_FILES[variant]
-    citations = read_lists(find_file(folder, "citations.dat"))
+    citations = read_lists(paths["citations.dat"])
     n_articles = len(citations)
-    tag_names = read_names(find_file(folder, "tags.dat"))
-    users = read_lists(find_file(folder, "users.dat"))
-    tag_lists = read_lists(find_file(folder, tag_file))
+    tag_names = read_names(paths["tags.dat"])
+    users = read_lists(paths["users.dat"])
+    tag_lists = read_lists(paths[tag_file])
     if lines_are_articles:
-        article_tag = incidence(tag_lists, len(tag_names), find_file(folder, tag_file))
-        _check_rows(article_tag, n_articles, find_file(folder, tag_file), "articles")
+        article_tag = incidence(tag_lists, len(tag_names), paths[tag_file])
+        _check_rows(article_tag, n_articles, paths[tag_file], "articles")
     else:
-        article_tag = incidence(tag_lists, n_articles, find_file(folder, tag_file)).T.tocsr()
-        _check_rows(article_tag.T, len(tag_names), find_file(folder, tag_file), "tags")
+        article_tag = incidence(tag_lists, n_articles, paths[tag_file]).T.tocsr()
+        _check_rows(article_tag.T, len(tag_names), paths[tag_file], "tags")
     return {
-        "folder": folder,
-        "users": incidence(users, n_articles, find_file(folder, "users.dat")).T.tocsr(),
+        "folder": paths["users.dat"].parent,
+        "users": incidence(users, n_articles, paths["users.dat"]).T.tocsr(),
         "tags": article_tag,
         "tag_names": tag_names,
-        "citations": citation_graph(citations, find_file(folder, "citations.dat")),
-        "terms": _read_terms(folder, n_articles) if with_terms else None,
+        "citations": citation_graph(citations, paths["citations.dat"]),
+        "terms": _read_terms(paths, n_articles) if "mult.dat" in paths else None,
     }
 
 
-def _read_terms(folder, n_articles):
-    words = read_names(find_file(folder, "vocabulary.dat"))
-    path = find_file(folder, "mult.dat")
+def _read_terms(paths, n_articles):
+    path = paths["mult.dat"]
+    if "vocabulary.dat" not in paths:
+        raise DataNotFoundError(f"{path.parent} has mult.dat but no vocabulary.dat or "
+                                f"vocabulary.dat.gz (the words of its term ids); add it")
+    words = read_names(paths["vocabulary.dat"])
     counts = read_counts(path, len(words))
     _check_rows(counts, n_articles, path, "articles")
     return counts, words
@@ -256,10 +281,8 @@ def read_lists(path):
     """``<count> <id> <id> ...`` lines as a list of integer arrays (a blank line is empty)."""
     lists = []
     for number, line in enumerate(read_lines(path), start=1):
-        if not _LIST_LINE.fullmatch(line):
-            raise _bad_line(path, number, line, "is not '<count> <id> <id> ...' with whole "
-                            "numbers ≥ 0")
-        values = list(map(int, line.split()))
+        values = _whole_numbers(path, number, line, _LIST_LINE,
+                                "is not '<count> <id> <id> ...' with whole numbers ≥ 0")
         if values and values[0] != len(values) - 1:
             raise _bad_line(path, number, line, f"starts with the count {values[0]} but lists "
                             f"{len(values) - 1} ids")
@@ -272,9 +295,8 @@ def read_counts(path, n_terms):
     lines = read_lines(path)
     rows, terms, counts = [], [], []
     for number, line in enumerate(lines, start=1):
-        values = list(map(int, line.replace(":", " ").split())) \
-            if _MULT_LINE.fullmatch(line) else None
-        if values is None or (values and values[0] != (len(values) - 1) // 2):
+        values = _whole_numbers(path, number, line, _MULT_LINE, _MULT_FORMAT)
+        if values and values[0] != (len(values) - 1) // 2:
             raise _bad_line(path, number, line, _MULT_FORMAT)
         rows += [number - 1] * (len(values) // 2)
         terms += values[1::2]
@@ -288,6 +310,18 @@ def read_counts(path, n_terms):
                          shape=(len(lines), n_terms))
 
 
+def _whole_numbers(path, number, line, pattern, expected):
+    """The whole numbers of line ``number`` of ``path`` if it matches ``pattern``."""
+    if not pattern.fullmatch(line):
+        raise _bad_line(path, number, line, expected)
+    values = list(map(int, line.replace(":", " ").split()))
+    if values and max(values) > LARGEST:
+        raise _bad_line(path, number, line, f"holds the number {max(values)}, too large for "
+                        f"an id or a count (at most {LARGEST})")
+    return values
+
+
+LARGEST = 2**53  # larger than any id or count; float64 holds every whole number up to it
 _LIST_LINE = re.compile(r"\s*(?:\d+(?:\s+\d+)*)?\s*")
 _MULT_LINE = re.compile(r"\s*(?:\d+(?:\s+\d+:\d+)*)?\s*")
 _MULT_FORMAT = "is not '<count> <term>:<frequency> ...' with whole numbers ≥ 0"

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
-from ._files import find_file, has_file, read_lines
+from ._files import MAX_INDEX, find_file, has_file, reads, read_lines
 from ._paths import find_corpus_dir
 from .matlab import is_matlab_file
 
@@ -51,9 +51,9 @@ _C45_ATTRIBUTE = re.compile(r"\S+: continuous\.")
 _WHOLE = re.compile(r"[0-9]+")
 
 
-def load_cluto_set(set_name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
-    """The panel's CLUTO set ``set_name`` (a key of :data:`SETS`), from
-    ``<data folder>/panel/cluto_karypis`` or ``panel/cluto_ntyaan``."""
+def cluto_set_files(set_name: str, data_dir=None, **_options) -> list:
+    """The files :func:`load_cluto_set` reads: the set's matrix, then its label and vocabulary
+    files (:func:`cluto_files`)."""
     folder_name = SETS[set_name]
     if folder_name == KARYPIS_FOLDER:
         matrix_name, labels_name = f"{set_name}.mat", f"{set_name}.mat.rclass"
@@ -61,12 +61,26 @@ def load_cluto_set(set_name: str, data_dir=None, min_class_size=None, top=None) 
         matrix_name, labels_name = f"sparse_{set_name}.txt", f"{set_name}_correct.txt"
     folder = find_corpus_dir(folder_name, [f"{matrix_name}*", f"{labels_name}*"], data_dir,
                              source=SOURCES[folder_name])
-    corpus = load_cluto(find_file(folder, matrix_name))
+    return cluto_files(find_file(folder, matrix_name))
+
+
+@reads(cluto_set_files)
+def load_cluto_set(set_name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
+    """The panel's CLUTO set ``set_name`` (a key of :data:`SETS`), from
+    ``<data folder>/panel/cluto_karypis`` or ``panel/cluto_ntyaan``."""
+    corpus = load_cluto(cluto_set_files(set_name, data_dir)[0])
     corpus.name = f"cluto:{set_name}"
     corpus.metadata["set"] = set_name
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
 
+def cluto_files(path, **_options) -> list:
+    """The files :func:`load_cluto` reads: the matrix ``path`` and the label and vocabulary
+    files beside it (:func:`companion_files`)."""
+    return [Path(path), *companion_files(path).values()]
+
+
+@reads(cluto_files)
 def load_cluto(path, min_class_size=None, top=None) -> Corpus:
     """The corpus of a CLUTO matrix file ``<name>.mat[.gz]`` or ``sparse_<name>.txt[.gz]`` and
     of the label and vocabulary files beside it (see the module docstring)."""
@@ -174,13 +188,17 @@ def _header(path, lines, converted):
     expected = "n_docs n_terms" if converted else "n_docs n_terms nnz"
     fields = lines[0].split() if lines else []
     whole = all(_WHOLE.fullmatch(f) for f in fields)
-    if whole and len(fields) == len(expected.split()) and int(fields[0]) and int(fields[1]):
-        return tuple(int(f) for f in fields)
+    numbers = [int(f) for f in fields] if whole and len(fields) == len(expected.split()) else []
+    if numbers and numbers[0] and numbers[1] and max(numbers) <= MAX_INDEX:
+        return tuple(numbers)
     if not lines:
         problem = "the file is empty"
     elif fields and fields[0].startswith("MATLAB"):
         problem = "it is a MATLAB file, not CLUTO text (give the uncompressed .mat file)"
-    elif whole and len(fields) == len(expected.split()):
+    elif numbers and max(numbers) > MAX_INDEX:
+        problem = (f"the header {lines[0].strip()[:60]!r} declares more than {MAX_INDEX} "
+                   f"documents, terms or non-zeros")
+    elif numbers:
         problem = f"the header {lines[0].strip()!r} declares an empty matrix"
     else:
         problem = f"{lines[0][:60]!r} is not the header '{expected}' (whole numbers)"

@@ -12,25 +12,33 @@ from pathlib import Path
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
+from ._files import reads
 from .table import table_format
 
 
-def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
-    """Load the documents under ``path`` (see the module docstring)."""
+def folder_files(path, pattern="*.txt", **_options) -> list:
+    """The files :func:`load_folder` reads: those matching ``pattern`` at the top of ``path``
+    and in its sub-folders (one level), hidden ones left out."""
     if not isinstance(pattern, str) or not pattern:
         raise InvalidInputError(f"pattern must be a file-name pattern such as '*.txt', got "
                                 f"{pattern!r}")
     root = Path(path)
     if not root.is_dir():
         raise DataNotFoundError(f"corpus folder {root} does not exist or is not a folder")
-    flat = _documents(root, pattern)
-    nested = _documents(root, f"*/{pattern}")
-    if flat and nested:
+    return sorted({*_documents(root, pattern), *_documents(root, f"*/{pattern}")})
+
+
+@reads(folder_files)
+def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
+    """Load the documents under ``path`` (see the module docstring)."""
+    root = Path(path)
+    files = folder_files(root, pattern)
+    nested = [p for p in files if len(p.relative_to(root).parts) > 1]
+    if nested and len(nested) < len(files):
         raise CorpusFormatError(
             f"{root} has documents both at its top level and in sub-folders; put every "
             f"document in a class sub-folder (labelled) or all at the top level (unlabelled)"
         )
-    files = nested or flat
     if not files:
         raise CorpusFormatError(f"no {pattern} files in {root} or its sub-folders"
                                 f"{_other_files_hint(root)}")

@@ -22,6 +22,7 @@ from sklearn.datasets import load_svmlight_files
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
+from ._files import MAX_INDEX, reads
 from ._paths import find_corpus_dir
 
 SECTOR_SOURCE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass.html#sector"
@@ -33,6 +34,17 @@ _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 _OPENERS = {".bz2": bz2.open, ".gz": gzip.open}
 
 
+def sector_files(data_dir, split, **_options):
+    """The files :func:`load_sector` reads for ``split``."""
+    if split not in SPLITS:
+        raise InvalidInputError(f"unknown SECTOR split {split!r}; allowed: {', '.join(SPLITS)}")
+    parts = ["train", "test"] if split == "all" else [split]
+    folder = find_corpus_dir("sector", [f"{SECTOR_FILES[p]}*" for p in parts], data_dir,
+                             source=SECTOR_SOURCE)
+    return [_pick(folder, SECTOR_FILES[p]) for p in parts]
+
+
+@reads(sector_files)
 def load_sector(data_dir=None, split="all", min_class_size=50, top=None):
     """SECTOR from ``<data_dir>/sector/sector.scale[.bz2]`` and ``sector.t.scale[.bz2]``.
 
@@ -42,12 +54,8 @@ def load_sector(data_dir=None, split="all", min_class_size=50, top=None):
     are kept as they are (``metadata["weighted"]``): a run only scales rows to unit length
     unless a tf-idf ``weighting`` is asked for. Ids are ``train-<row>`` / ``test-<row>``.
     """
-    if split not in SPLITS:
-        raise InvalidInputError(f"unknown SECTOR split {split!r}; allowed: {', '.join(SPLITS)}")
+    paths = sector_files(data_dir, split)
     parts = ["train", "test"] if split == "all" else [split]
-    folder = find_corpus_dir("sector", [f"{SECTOR_FILES[p]}*" for p in parts], data_dir,
-                             source=SECTOR_SOURCE)
-    paths = [_pick(folder, SECTOR_FILES[p]) for p in parts]
     corpus = load_libsvm(paths, name="sector", parts=parts, source=SECTOR_SOURCE)
     corpus.metadata.update(split=split, min_class_size=min_class_size, top=top)
     return corpus.select_classes(min_class_size=min_class_size, top=top)
@@ -75,11 +83,11 @@ def load_libsvm(paths, name=None, parts=None, source=None):
                                      dtype=np.float64)
     except _STREAM_ERRORS as exc:
         raise _unreadable(paths, exc, source) from None
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: an index beyond MAX_INDEX
         raise _locate_error(paths, exc) from None
     matrices, targets = loaded[0::2], loaded[1::2]
-    for path, matrix in zip(paths, matrices):
-        _check_values(path, matrix)
+    for path, matrix, y in zip(paths, matrices, targets):
+        _check_values(path, matrix, y)
     ids = [f"{part}-{i}" for part, y in zip(parts, targets) for i in range(len(y))]
     matrix = sp.vstack(matrices, format="csr")
     return Corpus(
@@ -106,10 +114,15 @@ def _unreadable(paths, exc, source):
     )
 
 
-def _check_values(path, matrix):
-    if np.all(np.isfinite(matrix.data)) and (matrix.nnz == 0 or matrix.data.min() >= 0):
+def _check_values(path, matrix, y):
+    if len(y) == 0:
+        raise CorpusFormatError(f"{path} holds no document (no line '<class> <index>:<value> "
+                                f"...'): it is empty or truncated; re-create or re-download it")
+    if (np.all(np.isfinite(matrix.data)) and (matrix.nnz == 0 or matrix.data.min() >= 0)
+            and np.all(np.isfinite(y))):
         return
-    raise _locate_error([path], ValueError("non-finite or negative values"))
+    raise _locate_error([path], ValueError("non-finite classes, or non-finite or negative "
+                                           "values"))
 
 
 def _locate_error(paths, exc):
@@ -124,8 +137,8 @@ def _locate_error(paths, exc):
             shown = line if len(line) <= 80 else line[:77] + "..."
             return CorpusFormatError(
                 f"{path}, line {number}: {reason} (line: {shown!r}). Expected LIBSVM lines "
-                f"'<class> <index>:<value> ...' with indices 1, 2, ... in increasing order "
-                f"and finite non-negative values"
+                f"'<class> <index>:<value> ...' with a numeric class, indices 1, 2, ... in "
+                f"increasing order and finite non-negative values"
             )
     names = ", ".join(str(p) for p in paths)
     return CorpusFormatError(f"{names}: not a LIBSVM file ({exc})")
@@ -150,6 +163,8 @@ def line_error(line):
     label, *pairs = line.split()
     if _number(label) is None:
         return f"the class {label!r} is not a number"
+    if not np.isfinite(_number(label)):
+        return f"the class {label!r} is not a finite number"
     previous = 0
     for pair in pairs:
         index, sep, value = pair.partition(":")
@@ -159,6 +174,8 @@ def line_error(line):
             return f"{pair!r} is not <index>:<value>"
         if int(index) == 0:
             return "feature index 0: LIBSVM indices start at 1"
+        if int(index) > MAX_INDEX:
+            return f"feature index {index} is too large (at most {MAX_INDEX})"
         if int(index) <= previous:
             return (f"feature index {index} is not larger than the one before it "
                     f"(indices are 1-based and increasing)")

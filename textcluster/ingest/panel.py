@@ -7,16 +7,23 @@ them); the panel's CLUTO term-count sets are in :mod:`textcluster.ingest.cluto`.
 
 from .._errors import InvalidInputError
 from ..corpus import Corpus
+from ._files import reads
 from ._paths import find_corpus_dir
 from .table import load_table
 
 TABLES = ("agnews", "biomedical", "classic4", "dbpedia", "r8", "stackoverflow")
 
 
-def load_panel_table(name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
-    """The panel's text corpus ``name`` (one of :data:`TABLES`)."""
+def panel_table_files(name: str, data_dir=None, **_options) -> list:
+    """The file :func:`load_panel_table` reads for ``name``."""
     if name not in TABLES:
         raise InvalidInputError(f"no panel text corpus {name!r}; they are: {', '.join(TABLES)}")
     file_name = f"{name}.csv.gz"
-    folder = find_corpus_dir(f"panel/{name}", [file_name], data_dir)
-    return load_table(folder / file_name, min_class_size=min_class_size, top=top)
+    return [find_corpus_dir(f"panel/{name}", [file_name], data_dir) / file_name]
+
+
+@reads(panel_table_files)
+def load_panel_table(name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
+    """The panel's text corpus ``name`` (one of :data:`TABLES`)."""
+    path = panel_table_files(name, data_dir)[0]
+    return load_table(path, min_class_size=min_class_size, top=top)

@@ -11,6 +11,7 @@ import zlib
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
+from ._files import reads
 from ._paths import find_corpus_dir
 
 SOURCE = "https://kdd.ics.uci.edu/databases/reuters21578/reuters21578.tar.gz"
@@ -32,6 +33,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
+def reuters_files(data_dir=None, **_options):
+    """The files :func:`load_reuters` reads: every ``reut2-*.sgm[.gz]`` of its folder."""
+    return sgm_files(find_corpus_dir("reuters21578", ["reut2-*.sgm*"], data_dir, source=SOURCE))
+
+
+@reads(reuters_files)
 def load_reuters(data_dir=None, split="all", topics="single", min_class_size=None, top=None):
     """Load Reuters-21578 as a text corpus labelled by TOPICS.
 
@@ -42,8 +49,7 @@ def load_reuters(data_dir=None, split="all", topics="single", min_class_size=Non
     """
     _check_choice("split", split, SPLITS)
     _check_choice("topics", topics, TOPIC_RULES)
-    folder = find_corpus_dir("reuters21578", ["reut2-*.sgm*"], data_dir, source=SOURCE)
-    files = sgm_files(folder)
+    files = reuters_files(data_dir)
     records = [rec for path in files for rec in parse_sgm_file(path)]
     _check_unique_ids(records)
     in_split = [rec for rec in records if _in_split(rec, split)]
@@ -137,12 +143,17 @@ def parse_sgm_file(path):
 
 def _parse_record(chunk, where):
     """One record (without its closing tag); ``where`` names it in error messages."""
-    attributes = dict(_ATTRIBUTE.findall(_OPEN_TAG.match(chunk).group(1)))
+    opening = _OPEN_TAG.match(chunk)
+    if opening is None:
+        raise CorpusFormatError(f"{where} has no complete <REUTERS ...> opening tag: the file "
+                                f"is corrupt; re-download it from {SOURCE}")
+    attributes = dict(_ATTRIBUTE.findall(opening.group(1)))
     if not attributes.get("NEWID", "").strip().isdigit():
         raise CorpusFormatError(f"{where} has no valid NEWID attribute")
     topics_field = _TOPICS.search(chunk)
     topics = _D.findall(topics_field.group(1)) if topics_field else []
     return {
+        "where": where,
         "id": attributes["NEWID"].strip(),
         "lewissplit": attributes.get("LEWISSPLIT", ""),
         "cgisplit": attributes.get("CGISPLIT", ""),
@@ -179,14 +190,14 @@ def _entity(match):
 
 
 def _check_unique_ids(records):
-    seen = set()
+    seen = {}
     for rec in records:
         if rec["id"] in seen:
             raise CorpusFormatError(
-                f"Reuters NEWID {rec['id']} occurs twice; is a reut2-*.sgm file duplicated "
-                f"under another name?"
+                f"Reuters NEWID {rec['id']} occurs twice: {seen[rec['id']]} and {rec['where']}; "
+                f"is a reut2-*.sgm file duplicated under another name? Remove the copy"
             )
-        seen.add(rec["id"])
+        seen[rec["id"]] = rec["where"]
 
 
 def _in_split(rec, split):

@@ -12,6 +12,10 @@ is true. Missing texts become empty documents (which the run then reports, or dr
 ``empty_documents=drop``); a missing label is an error.
 """
 
+import json
+import lzma
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +23,7 @@ import pandas as pd
 
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
+from ._files import reads
 
 # File-name endings → format; compressed files (.gz, .bz2, .zip, .xz, .zst) are read by pandas.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
@@ -35,6 +40,12 @@ def table_format(path):
     return FORMATS.get(suffixes[-1]) if suffixes else None
 
 
+def table_files(path, **_options) -> list:
+    """The file :func:`load_table` reads: ``path``."""
+    return [Path(path)]
+
+
+@reads(table_files)
 def load_table(path, text_column="text", label_column="auto", id_column="auto",
                min_class_size=None, top=None):
     """Load the documents of one table file (see the module docstring)."""
@@ -142,23 +153,96 @@ def _read_text_table(path, fmt, encoding):
     if fmt in ("csv", "tsv"):
         return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=str,
                            keep_default_na=False, na_values=[""], encoding=encoding)
-    if fmt == "jsonl":
-        return pd.read_json(path, lines=True, dtype=False, encoding=encoding)
-    try:  # a JSON array of records, else JSON Lines under a .json name
-        return pd.read_json(path, dtype=False, encoding=encoding)
-    except ValueError:
-        return pd.read_json(path, lines=True, dtype=False, encoding=encoding)
+    text = _decompressed_text(path, encoding)
+    if fmt == "json":  # a JSON array of records (or columns), else JSON Lines under a .json name
+        try:
+            return _json_frame(path, json.loads(text))
+        except json.JSONDecodeError:
+            pass
+    return _frame(_json_lines(path, text))
+
+
+def _decompressed_text(path, encoding):
+    """The text of ``path``, decompressed as pandas does for ``.gz``, ``.zip``, ... files."""
+    from pandas.io.common import get_handle
+
+    with get_handle(path, "r", encoding=encoding, compression="infer") as handles:
+        return handles.handle.read()
+
+
+def _json_frame(path, value):
+    """A DataFrame from a whole JSON document: an array of objects (one per row), an object of
+    columns (``{"text": {"0": ...}, ...}``, pandas' default) or a single object (one row)."""
+    if isinstance(value, list):
+        for number, item in enumerate(value, start=1):
+            if not isinstance(item, dict):
+                raise CorpusFormatError(
+                    f"{path}: item {number} of the JSON array is {_json_kind(item)}, not a JSON "
+                    f"object; each item must be one document, such as {_EXAMPLE}")
+        return _frame(value)
+    if isinstance(value, dict):
+        columns = value and all(isinstance(v, (dict, list)) for v in value.values())
+        return _frame(value if columns else [value])
+    raise CorpusFormatError(f"{path} holds {_json_kind(value)}, not JSON objects; give one "
+                            f"object per document, such as {_EXAMPLE}")
+
+
+def _frame(data):
+    """A DataFrame of Python objects: JSON strings may hold lone surrogates (``"\\ud800"``),
+    which pandas' Arrow-backed strings refuse (the corpus escapes them)."""
+    return pd.DataFrame(data, dtype=object)
+
+
+def _json_lines(path, text):
+    """The JSON object of each non-blank line of ``text`` (JSON Lines)."""
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusFormatError(
+                f"{path}, line {number}, column {exc.colno} could not be read as jsonl "
+                f"({exc.msg}); each line must hold one JSON object, such as {_EXAMPLE}"
+            ) from None
+        if not isinstance(value, dict):
+            raise CorpusFormatError(
+                f"{path}, line {number} is {_json_kind(value)}, not a JSON object; each line "
+                f"must hold one JSON object, such as {_EXAMPLE}")
+        records.append(value)
+    return records
+
+
+_EXAMPLE = '{"text": "...", "label": "..."}'
+
+
+def _json_kind(value):
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, bool):
+        return f"JSON {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "JSON null" if value is None else "an object"
 
 
 def _parse(path, read):
     try:
         return read()
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, CorpusFormatError):
         raise
     except pd.errors.EmptyDataError:
         raise CorpusFormatError(f"{path} is empty: no header and no rows") from None
-    except (ValueError, pd.errors.ParserError, OSError, EOFError, NotImplementedError) as exc:
-        # pyarrow's errors for a damaged Parquet file derive from these too
+    except RecursionError:
+        raise CorpusFormatError(f"{path}: its JSON is nested too deeply to be a table of "
+                                f"documents") from None
+    except (ValueError, TypeError, pd.errors.ParserError, OSError, EOFError, zlib.error,
+            lzma.LZMAError, zipfile.BadZipFile, ImportError, NotImplementedError) as exc:
+        # pyarrow's errors for a damaged Parquet file derive from these too; ImportError: a
+        # compression whose library is missing
         raise CorpusFormatError(
             f"{path} could not be read as {table_format(path)} ({type(exc).__name__}: "
             f"{str(exc).strip()[:300]})"
@@ -171,10 +255,10 @@ def _parse(path, read):
 def frame_corpus(frame, name, where, text_column="text", label_column="auto", id_column="auto"):
     """A text corpus from a DataFrame; ``where`` names the source in error messages."""
     columns = [str(c) for c in frame.columns]
-    if text_column not in columns:
-        raise _missing_column(text_column, columns, where)
     if len(frame) == 0:
         raise CorpusFormatError(f"{where} has no rows")
+    if text_column not in columns:
+        raise _missing_column(text_column, columns, where)
     labels = _labels(frame, _column(label_column, "label", columns, where), where)
     return Corpus(
         name=name,
@@ -225,7 +309,7 @@ def _labels(frame, column, where):
 def _ids(frame, column, where):
     if column is None:
         return np.arange(len(frame)).astype(str)
-    ids = pd.Series([_text(v) for v in frame[column]])
+    ids = pd.Series([_text(v) for v in frame[column]], dtype=object)
     repeated = ids[ids.duplicated(keep=False)]
     if len(repeated):
         raise CorpusFormatError(

@@ -32,8 +32,13 @@ def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
         counts = vectorizer.fit_transform(texts)
     except InvalidParameterError as exc:  # a bad min_df, max_df or max_features
         raise InvalidInputError(f"invalid preprocessing setting: {exc}") from None
-    except ValueError as exc:  # e.g. empty vocabulary
-        raise InvalidInputError(f"no terms left after preprocessing: {exc}") from None
+    except ValueError as exc:  # an empty vocabulary, before or after min_df / max_df
+        raise InvalidInputError(
+            f"no usable term is left after preprocessing ({exc}): the documents hold only stop "
+            f"words, numbers, punctuation or one-letter words, or min_df / max_df leave out "
+            f"every term. Check the text (and the text column), or keep more words (--set "
+            f"stop_words=none, a lower min_df, a higher max_df)"
+        ) from None
     return counts.tocsr(), vectorizer.get_feature_names_out()
 
 
@@ -41,6 +46,12 @@ def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
 def cai_tfidf(counts):
     """``(1 + ln tf) · ln(N / df)`` (Deng Cai's ``tfidf.m``)."""
     counts = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    if counts.nnz and counts.data.min() < 1:
+        raise InvalidInputError(
+            f"the 'cai' weighting (1 + ln tf) needs term counts of at least 1, but one is "
+            f"{counts.data.min():g}: it would get a negative weight. For weighted or fractional "
+            f"values choose --set weighting=tf (or weighting=sklearn)"
+        )
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     idf = np.log(counts.shape[0] / np.maximum(df, 1))
     counts.data = 1.0 + np.log(counts.data)
@@ -86,18 +97,37 @@ def tfidf(counts, weighting="cai", normalize=True, drop_empty_terms=True):
         raise InvalidInputError("term counts must be finite (found NaN or infinity)")
     if counts.nnz and counts.data.min() < 0:
         raise InvalidInputError("term counts must be non-negative")
+    used = None
+    if drop_empty_terms:  # weigh only the terms that occur: memory follows them, not the shape
+        used, columns = np.unique(counts.indices, return_inverse=True)
+        counts = sp.csr_matrix((counts.data, columns.ravel(), counts.indptr),
+                               shape=(counts.shape[0], used.size))
     X = sp.csr_matrix(WEIGHTINGS.get(weighting)(counts))
     X.eliminate_zeros()
     kept = np.arange(X.shape[1])
     if drop_empty_terms:
         kept = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
         X = X[:, kept]
-    if normalize:
-        X = _normalize_rows(X, norm="l2", copy=False)
+    if normalize and X.shape[1]:  # by the largest entry first: no square overflows
+        X = _normalize_rows(_normalize_rows(X, norm="max", copy=False), norm="l2", copy=False)
     X.sort_indices()
-    return X, kept
+    return X, kept if used is None else used[kept]
 
 
 def empty_rows(X):
     """Positions of documents with no term left."""
     return np.flatnonzero(np.diff(sp.csr_matrix(X).indptr) == 0)
+
+
+def distinct_rows(X) -> int:
+    """The number of distinct rows (documents) of ``X``, sparse or dense."""
+    if not sp.issparse(X):
+        X = np.asarray(X)
+        return len(np.unique(X.reshape(len(X), -1), axis=0)) if X.size else min(len(X), 1)
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format or (X.data == 0).any():
+        X = X.copy()
+        X.sum_duplicates()
+        X.eliminate_zeros()
+    bounds = zip(X.indptr[:-1], X.indptr[1:])
+    return len({(X.indices[a:b].tobytes(), X.data[a:b].tobytes()) for a, b in bounds})
