@@ -49,18 +49,12 @@ def _sklearn_instances():
 
 
 def _expected_failures(estimator):
-    if isinstance(estimator, FactorizationModel):
-        reason = ("the fitted document factor comes from the joint (graph-regularized) fit "
-                  "with restarts; transform solves new documents with the basis held fixed")
-        blobs = ("scikit-learn's clustering check uses standardized (negative) blobs; "
-                 "non-negative models are checked on planted clusters below")
-        return {"check_transformer_general": reason,
-                "check_transformer_data_not_an_array": reason,
-                "check_clustering": blobs}
-    return {}
+    """The checks a model declares it fails (``_expected_failed_checks``), as strict xfails."""
+    return dict(getattr(estimator, "_expected_failed_checks", {}))
 
 
-@parametrize_with_checks(list(_sklearn_instances()), expected_failed_checks=_expected_failures)
+@parametrize_with_checks(list(_sklearn_instances()), expected_failed_checks=_expected_failures,
+                         xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

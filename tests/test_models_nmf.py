@@ -195,3 +195,23 @@ def test_unit_basis_gnmf_keeps_its_scale_where_the_free_basis_drifts():
         model.basis_norms = np.linalg.norm(factors["U"], axis=0)
     assert free.basis_norms.max() > 2.0  # the free basis grows: λ fades
     np.testing.assert_allclose(unit.basis_norms, 1.0, rtol=1e-5)
+
+
+def test_nonnegative_codes_solve_the_least_squares_problem():
+    from scipy.optimize import nnls
+
+    from textcluster.models._codes import nonnegative_codes
+
+    rng = np.random.default_rng(0)
+    B, Phi = rng.random((30, 4)), rng.random((12, 30))
+    V = nonnegative_codes(Phi @ B, B.T @ B)
+    expected = np.array([nnls(B, row)[0] for row in Phi])
+    np.testing.assert_allclose(V, expected, atol=1e-6)
+
+
+def test_transform_does_not_depend_on_the_iteration_count():
+    X, _ = planted_corpus(seed=18)
+    model = NMF(3, n_init=1, max_iter=20, random_state=0).fit(X)
+    V = model.transform(X)
+    model.max_iter = 500  # transform solves to a tolerance, not for max_iter steps
+    np.testing.assert_array_equal(model.transform(X), V)

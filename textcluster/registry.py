@@ -43,8 +43,14 @@ class Registry:
                 f"unknown {self.kind} {name!r}; known {self.plural}: {known}"
             ) from None
 
-    def names(self):
+    def names(self) -> list[str]:
         return sorted(self._entries)
+
+    def flagged(self, flag: str) -> frozenset[str]:
+        """The names whose entry has the class-level flag ``flag`` set (e.g. the models'
+        ``semi_supervised``)."""
+        return frozenset(name for name, obj in self._entries.items()
+                         if getattr(obj, flag, False))
 
     def __contains__(self, name):
         return name in self._entries

@@ -31,8 +31,10 @@ MODELS.register("pnmf", PNMF)
 MODELS.register("agpnmf", AGPNMF)
 MODELS.register("kagpnmf", KernelAGPNMF)
 
-# Models that take partial labels: fit(X, y) with y = class code, or -1 for unlabelled.
-SEMI_SUPERVISED = frozenset({"grscf", "constrained-nmf", "dnmf", "gsnmfc", "sodnmf"})
+# Models that take partial labels: fit(X, y) with y = class code, or -1 for unlabelled; and
+# models that use a document graph (fit(X, graph=...)). Read from the classes' flags.
+SEMI_SUPERVISED = MODELS.flagged("semi_supervised")
+DOCUMENT_GRAPH = MODELS.flagged("uses_document_graph")
 
 
 def chosen_settings(model):
@@ -56,6 +58,6 @@ def make_model(name, **params):
     return cls(**params)
 
 
-__all__ = ["MODELS", "SEMI_SUPERVISED", "chosen_settings", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
+__all__ = ["MODELS", "SEMI_SUPERVISED", "DOCUMENT_GRAPH", "chosen_settings", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
            "ConstrainedNMF", "DNMF", "GSNMFC", "ConvexNMF", "CF", "LCCF", "GRSCF",
            "PNMF", "AGPNMF", "KernelAGPNMF"]

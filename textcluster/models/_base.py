@@ -18,6 +18,7 @@ iteration, tolerance, restarts, the objective history and convergence warnings.
 
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,8 +32,16 @@ from threadpoolctl import threadpool_limits
 from .._errors import InvalidInputError
 from ..assign import assign_clusters
 from ..progress import progress_step
+from ..text.tfidf import distinct_rows
+from ._codes import basis_codes
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
+
+_NOT_AT_OPTIMUM = (
+    "fit stops after max_iter iterations of the joint (for some models graph- or "
+    "label-regularized) updates, so its document factor is not yet the least-squares codes "
+    "for the fitted basis that transform solves to a tolerance"
+)
 
 
 def run_updates(update, factors, ctx, n_iter, tol, history):
@@ -72,6 +81,16 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
     n_assign_init : int, k-means restarts for ``assign="kmeans"``.
     random_state : int, RandomState or None.
     """
+
+    semi_supervised: ClassVar[bool] = False  # fit(X, y) takes partial labels (-1: none)
+    uses_document_graph: ClassVar[bool] = False  # fit(X, graph=...) uses a document graph
+    # scikit-learn's estimator checks this model fails, with why (strict xfails in the tests)
+    _expected_failed_checks: ClassVar[dict[str, str]] = {
+        "check_transformer_general": _NOT_AT_OPTIMUM,
+        "check_transformer_data_not_an_array": _NOT_AT_OPTIMUM,
+        "check_clustering": ("the check uses standardized (negative) blobs; the non-negative "
+                             "models are checked on planted clusters in the tests"),
+    }
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -125,9 +144,14 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         return self.fit(X, y, **fit_params).labels_
 
     def transform(self, X):
-        """Document factor of new documents with the learned components held fixed."""
+        """Document factor of new documents with the learned components held fixed: their
+        non-negative codes, solved to a tolerance (:func:`~textcluster.models._codes.
+        nonnegative_codes`)."""
         check_is_fitted(self)
         return self._transform(self._check_input(X, reset=False))
+
+    def _transform(self, X):
+        return basis_codes(X, self.components_)
 
     # -- the shared driver ----------------------------------------------------------------
     def _fit_factors(self, ctx, W, H):
@@ -201,6 +225,12 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
             raise InvalidInputError(
                 f"n_components={self.n_components} is larger than the data allows "
                 f"({X.shape[0]} documents × {X.shape[1]} terms); choose at most {min(X.shape)}"
+            )
+        if reset and self.n_components > 1 and self.n_components > distinct_rows(X):
+            raise InvalidInputError(
+                f"the data has only {distinct_rows(X)} distinct documents (rows) of "
+                f"{X.shape[0]}; n_components={self.n_components} clusters need at least as "
+                f"many: choose a smaller k"
             )
         return X
 

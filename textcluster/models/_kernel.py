@@ -13,7 +13,6 @@ import scipy.sparse as sp
 
 from .._threads import n_threads, thread_pool
 from ._base import EPS, check_custom_factor
-from ._linalg import SparseOperator
 from ._memory import dense_bytes, require_memory
 
 # entries (rows × n) of one block of sparse X Xᵀ before it is written into K
@@ -116,13 +115,3 @@ def custom_concept_start(ctx, W, H, k):
     V = check_custom_factor("W", W, (n, k), ctx["dtype"])
     basis = check_custom_factor("H", H, (k, m), ctx["dtype"])
     return V, concepts_for_basis(ctx["X"], basis)
-
-
-def solve_documents(X, U, n_iter, update):
-    """Document factor of the rows of ``X`` for a fixed basis ``U`` (m × k): ``n_iter`` Lee–Seung
-    V-updates (``update``) from a fixed uniform start."""
-    V = np.random.default_rng(0).uniform(size=(X.shape[0], U.shape[1])).astype(X.dtype)
-    XU, UtU = SparseOperator(X).dot(U), U.T @ U
-    for _ in range(n_iter):
-        update(V, XU, UtU)
-    return V

@@ -1,6 +1,7 @@
 """The baselines of every paper: k-means on tf-idf rows, and LSI (truncated SVD) + k-means."""
 
 from numbers import Integral
+from typing import ClassVar
 
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
@@ -18,6 +19,9 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
     ``fit_transform`` returns the distances to the centroids; memory O(nnz + k·m)
     (the centroids are dense).
     """
+
+    semi_supervised: ClassVar[bool] = False
+    uses_document_graph: ClassVar[bool] = False
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],

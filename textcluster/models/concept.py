@@ -44,7 +44,6 @@ from ._kernel import (
     kernel_fit_error,
     linear_kernel,
     normalize_concepts,
-    solve_documents,
 )
 from .nmf import graph_term, ncw_weighted, update_documents
 from .baselines import LSIKMeans
@@ -177,11 +176,10 @@ class CF(FactorizationModel):
         return V
 
     def _transform(self, X):
-        """Document factor of new documents for the fitted concepts (NMF's V-updates)."""
+        """Codes of new documents for the fitted concepts, weighted as the corpus was."""
         if self.ncw:
             X = ncw_weighted(X, self._term_totals.astype(X.dtype))
-        return solve_documents(X, self.components_.T.astype(X.dtype), self.max_iter,
-                               update_documents)
+        return super()._transform(X)
 
 
 class LCCF(SelectsGraphStrength, CF):
@@ -216,6 +214,8 @@ class LCCF(SelectsGraphStrength, CF):
     ``scaling`` ("scale-free" | "cai"), ``assign`` (default "cosine").
     Attributes: those of :class:`CF` plus ``graph_``, ``lam_``, ``lam_selection_``.
     """
+
+    uses_document_graph = True
 
     _parameter_constraints = {
         **CF._parameter_constraints,
@@ -292,6 +292,8 @@ class GRSCF(LCCF):
 
     Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
     """
+
+    semi_supervised = True
 
     def __init__(self, n_components=8, *, lam=100.0, n_neighbors=5, weighting="cosine",
                  scaling="cai", ncw=True, max_iter=200, tol=0.0, n_init=10, init_iter=30,

@@ -22,9 +22,7 @@ from ._kernel import (
     kernel_fit_error,
     linear_kernel,
     normalize_concepts,
-    solve_documents,
 )
-from .nmf import update_documents
 from .projective import projection_ratio
 
 
@@ -159,8 +157,3 @@ class ConvexNMF(FactorizationModel):
         self.concept_weights_ = W
         self.components_ = np.ascontiguousarray(np.asarray(ctx["X"].T @ W).T)
         return G
-
-    def _transform(self, X):
-        """Document factor of new documents for the fitted centroids (NMF's V-updates)."""
-        return solve_documents(X, self.components_.T.astype(X.dtype), self.max_iter,
-                               update_documents)

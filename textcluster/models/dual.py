@@ -20,7 +20,6 @@ from ._base import EPS, FactorizationModel, check_custom_factor
 from ._linalg import SparseOperator
 from .nmf import (
     GNMF,
-    NMF,
     fit_scale,
     graph_term,
     normalize_basis,
@@ -370,6 +369,9 @@ class SODNMF(TermGraphFit, FactorizationModel):
     Memory: O(nnz + (n + m)k) plus the two sparse graphs.
     """
 
+    semi_supervised = True
+    uses_document_graph = True
+
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -527,7 +529,6 @@ class SODNMF(TermGraphFit, FactorizationModel):
         self.scaling_ = r
         return V
 
-    _transform = NMF._transform  # new documents: NMF's V-updates with the basis fixed
 
 
 

@@ -264,16 +264,6 @@ class NMF(FactorizationModel):
         self.components_ = U.T
         return V
 
-    def _transform(self, X):
-        """Document factor of ``X`` for the fitted basis: the V-updates with U fixed."""
-        U = self.components_.T.astype(X.dtype)
-        rng = np.random.default_rng(0)
-        V = rng.uniform(size=(X.shape[0], U.shape[1])).astype(X.dtype)
-        XU, UtU = SparseOperator(X).dot(U), U.T @ U
-        for _ in range(self.max_iter):
-            update_documents(V, XU, UtU)
-        return V
-
 
 class GNMF(SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
@@ -351,6 +341,8 @@ class GNMF(SelectsGraphStrength, NMF):
     Attributes: those of :class:`NMF`, plus ``graph_`` (the document graph), ``lam_``,
     ``lam_selection_`` (None unless λ was chosen) and ``graph_check_``.
     """
+
+    uses_document_graph = True
 
     _parameter_constraints = {
         **NMF._parameter_constraints,

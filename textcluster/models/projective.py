@@ -52,6 +52,7 @@ from threadpoolctl import ThreadpoolController
 from .._errors import InvalidInputError
 from ..graph import knn_graph
 from ._base import EPS, FactorizationModel, check_custom_factor
+from ._codes import nonnegative_codes
 from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
 
@@ -413,22 +414,6 @@ class PNMF(FactorizationModel):
         self.components_ = basis
         return H * scale
 
-    def _transform(self, X):
-        """Document factor of ``X`` for the fitted basis (NMF's V-updates with it fixed)."""
-        basis = self.components_.astype(X.dtype)
-        return nonnegative_codes(SparseOperator(X).dot(basis.T), basis @ basis.T,
-                                 self.max_iter)
-
-
-def nonnegative_codes(cross, gram, n_iter):
-    """``min ‖φ − V Bᵀ‖`` over ``V ≥ 0`` from ``cross = φ B`` and ``gram = BᵀB``."""
-    rng = np.random.default_rng(0)
-    V = rng.uniform(size=cross.shape).astype(cross.dtype)
-    for _ in range(n_iter):
-        denominator = np.maximum(V @ gram, EPS)
-        V *= cross / denominator
-    return V
-
 
 class AGPNMF(PNMF):
     """Automated-graph projective NMF (Pei, Wu & Chen 2014; paper 000, eqs. 11–17).
@@ -495,6 +480,8 @@ class AGPNMF(PNMF):
 
     Attributes: those of :class:`PNMF` plus ``graph_`` (n × n learned ``S``).
     """
+
+    uses_document_graph = True  # the start graph S0 (or the kNN support)
 
     _parameter_constraints = {
         **PNMF._parameter_constraints,
@@ -763,7 +750,7 @@ class KernelAGPNMF(AGPNMF):
         if self.kernel == "linear":
             return super()._transform(X)
         cross = self._cross_kernel(X) @ self.basis_coef_.astype(X.dtype)
-        return nonnegative_codes(cross, self.basis_gram_.astype(X.dtype), self.max_iter)
+        return nonnegative_codes(cross, self.basis_gram_)
 
     def _cross_kernel(self, X):
         """Kernel between new documents (rows) and the fitted ones (columns), dense."""

@@ -228,6 +228,8 @@ class ConstrainedNMF(_LabelConstrained, NMF):
     Attributes: those of :class:`NMF` plus ``n_label_classes_`` (classes among the labels).
     """
 
+    semi_supervised = True
+
     def _update_basis(self, U, V, XtV, ctx):
         update_basis(U, V, XtV)
 
@@ -271,6 +273,8 @@ class GSNMFC(_LabelConstrained, GNMF):
     ``H`` (k × m) the basis ``Uᵀ``.
     Parameters: those of :class:`GNMF` plus ``beta`` (β ≥ 0).
     """
+
+    semi_supervised = True
 
     _parameter_constraints = {
         **GNMF._parameter_constraints,
@@ -360,6 +364,8 @@ class DNMF(NMF):
 
     Attributes: those of :class:`NMF` plus ``n_label_classes_``.
     """
+
+    semi_supervised = True
 
     _parameter_constraints = {
         **NMF._parameter_constraints,
