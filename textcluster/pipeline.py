@@ -355,7 +355,7 @@ def _document_graph(choice, corpus, model, model_name):
                else f"only the graph {corpus.metadata.get('graph')!r}")
         raise InvalidInputError(f"--set graph={choice}: corpus {corpus.name!r} has "
                                 f"{has}; use graph=knn (the default)")
-    if "n_neighbors" not in model.get_params():
+    if not model.uses_document_graph:
         raise InvalidInputError(
             f"--set graph={choice}: model {model_name!r} uses no document graph; "
             f"choose a graph-regularized model such as gnmf"
