@@ -16,6 +16,8 @@ factor returned). :func:`run_updates` and :meth:`FactorizationModel._fit_factors
 iteration, tolerance, restarts, the objective history and convergence warnings.
 """
 
+import inspect
+import re
 import warnings
 from numbers import Integral, Real
 from typing import ClassVar
@@ -44,6 +46,69 @@ _NOT_AT_OPTIMUM = (
 )
 
 
+# -- the parameters every factorization model shares, documented once -------------------------
+# numpydoc entries, in one wording for all models; ``{default}`` is each class's own default.
+# A docstring's line ``{n_components}`` or ``{loop parameters}`` (the other eight) becomes
+# these entries (:func:`shared_parameters`).
+SHARED_PARAMETERS = {
+    "n_components": """int ≥ 1, default={default}
+    Number of factors, and of clusters.""",
+    "max_iter": """int ≥ 1, default={default}
+    Total iterations of the kept run, restarts included.""",
+    "tol": """float ≥ 0, default={default}
+    Stop when the objective's relative decrease per iteration falls below ``tol``; 0 runs
+    exactly ``max_iter`` iterations, as Cai's code does.""",
+    "n_init": """int ≥ 1, default={default}
+    Random starts; each runs ``init_iter`` iterations and the one with the lowest objective
+    is continued to ``max_iter`` (DESIGN §5.4, Cai's ``nRepeat``/``minIter``).""",
+    "init_iter": """int ≥ 1, default={default}
+    Iterations of each start before the best one is kept.""",
+    "init": """{options}, default={default}
+    ``"random"``: ``n_init`` random starts; ``"custom"``: the start ``W`` (n × k), ``H``
+    (k × m) passed to ``fit`` (each model says what it makes of them).""",
+    "assign": """{{"kmeans", "cosine", "argmax"}}, default={default}
+    How ``labels_`` are read off the document factor
+    (:func:`textcluster.assign.assign_clusters`): k-means on its rows, k-means on its rows
+    scaled to unit length, or the largest entry of each row.""",
+    "n_assign_init": """int ≥ 1, default={default}
+    k-means restarts of ``assign="kmeans"`` and ``"cosine"``.""",
+    "random_state": """int, RandomState instance or None, default={default}
+    Seed of the random starts and of the k-means of ``assign``.""",
+}
+LSA_START = """
+    ``"lsa-kmeans"``: one start from the clusters of LSA + k-means
+    (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
+
+
+def shared_parameters(cls):
+    """Class decorator: replace the lines ``{n_components}`` and ``{loop parameters}`` of
+    ``cls``'s docstring by the entries of :data:`SHARED_PARAMETERS`, with the defaults of
+    ``cls.__init__`` and the ``init`` options its parameter constraints allow."""
+    defaults = {name: parameter.default
+                for name, parameter in inspect.signature(cls.__init__).parameters.items()}
+    options = cls._parameter_constraints["init"][0].options
+    order = ["random", "custom", "lsa-kmeans"]
+    init_options = "{" + ", ".join(f'"{o}"' for o in order if o in options) + "}"
+
+    def entry(name, indent):
+        default = defaults[name]
+        text = SHARED_PARAMETERS[name].format(
+            default=f'"{default}"' if isinstance(default, str) else repr(default),
+            options=init_options)
+        if name == "init" and "lsa-kmeans" in options:
+            text += LSA_START
+        return "\n".join(f"{indent}{line}" for line in f"{name} : {text}".splitlines())
+
+    def expand(match):
+        indent, marker = match.group(1), match.group(2)
+        names = ["n_components"] if marker == "n_components" else list(SHARED_PARAMETERS)[1:]
+        return "\n".join(entry(name, indent) for name in names)
+
+    cls.__doc__ = re.sub(r"^([ \t]*)\{(n_components|loop parameters)\}$", expand, cls.__doc__,
+                         flags=re.M)
+    return cls
+
+
 def run_updates(update, factors, ctx, n_iter, tol, history):
     """Apply ``update`` up to ``n_iter`` times, appending each objective to ``history``.
 
@@ -62,24 +127,14 @@ def run_updates(update, factors, ctx, n_iter, tol, history):
     return False
 
 
+@shared_parameters
 class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
     """Base class of the factorization models (NMF, GNMF, ...).
 
-    Common parameters
-    -----------------
-    n_components : int, number of factors and of clusters.
-    max_iter : int, total iterations of the kept run (restarts included).
-    tol : float, stop when the objective's relative decrease per iteration is below it;
-        0 (default) runs exactly ``max_iter`` iterations, as Cai's code does.
-    n_init : int, random starts; each runs ``init_iter`` iterations, the one with the lowest
-        objective is continued to ``max_iter`` (DESIGN §5.4, Cai's ``nRepeat``/``minIter``).
-    init_iter : int, iterations of each start before the selection.
-    init : {"random", "custom"}; "custom" takes ``W`` (n × k) and ``H`` (k × m) from ``fit``.
-    assign : {"kmeans", "cosine", "argmax"}, how ``labels_`` are read off the document factor
-        (:func:`textcluster.assign.assign_clusters`: k-means on its rows, k-means on its rows
-        scaled to unit length, or the largest entry).
-    n_assign_init : int, k-means restarts for ``assign="kmeans"``.
-    random_state : int, RandomState or None.
+    Parameters
+    ----------
+    {n_components}
+    {loop parameters}
     """
 
     semi_supervised: ClassVar[bool] = False  # fit(X, y) takes partial labels (-1: none)

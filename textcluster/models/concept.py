@@ -37,7 +37,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
-from ._base import EPS, FactorizationModel
+from ._base import EPS, FactorizationModel, shared_parameters
 from ._kernel import (
     DenseKernel,
     custom_concept_start,
@@ -81,6 +81,7 @@ def fit_concept_scale(A, KA, V):
 
 
 # -- the estimators -----------------------------------------------------------------------
+@shared_parameters
 class CF(FactorizationModel):
     """Concept factorization ``min ‖X − V Aᵀ X‖²_F, A, V ≥ 0`` (Xu & Gong, SIGIR 2004;
     paper 001 eqs. 3–4).
@@ -89,20 +90,29 @@ class CF(FactorizationModel):
     ``A ← A ⊙ KV / (KA VᵀV)``; each is a Lee–Seung majorization step, so the objective never
     increases. ``K = X Xᵀ`` (linear kernel), after the NCW weighting when ``ncw=True``; that
     weighting is what sets CF apart from NMF on text (TDT2 five-class draws 0–9, mean NMI:
-    CF 0.898, CF without NCW 0.777, NMF 0.794; measured).
+    CF 0.898, CF without NCW 0.777, NMF 0.794; measured). Defaults: ``ncw=True`` (Cai's
+    ``weight='NCW'``) and ``max_iter=200`` (Cai's LCCF demo).
 
     Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit, see
     ``TEXTCLUSTER_MEMORY_LIMIT``); time per iteration O(n²k).
 
-    Parameters: those of :class:`~textcluster.models._base.FactorizationModel` (default
-    ``max_iter=200``, Cai's LCCF demo) plus ``ncw`` (bool, default True: Cai's
-    ``weight='NCW'``). ``init="custom"``: ``W`` (n × k) is the initial document factor ``V``;
-    ``H`` (k × m) an initial basis, from which each concept starts as the documents weighted
-    by their similarity to that basis vector (``A = X Hᵀ``, rescaled); both then get the
-    start-up scaling of the module docstring.
+    ``init="custom"``: ``W`` (n × k) is the initial document factor ``V``; ``H`` (k × m) an
+    initial basis, from which each concept starts as the documents weighted by their
+    similarity to that basis vector (``A = X Hᵀ``, rescaled); both then get the start-up
+    scaling of the module docstring.
 
-    Attributes: ``components_`` (k × m, the concepts ``Aᵀ X``, rows of unit norm),
-    ``concept_weights_`` (n × k, ``A``), ``labels_``, ``objective_history_``, ``n_iter_``.
+    Parameters
+    ----------
+    {n_components}
+    ncw : bool, default=True
+        Normalized-cut weighting of the documents: ``K ← D^{-1/2} K D^{-1/2}``, ``D = diag(K 1)``.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_ : (k, m) the concepts ``Aᵀ X``, rows of unit norm.
+    concept_weights_ : (n, k) ``A``.
+    labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
     """
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
@@ -182,12 +192,12 @@ class CF(FactorizationModel):
         return super()._transform(X)
 
 
+@shared_parameters
 class LCCF(SelectsGraphStrength, CF):
     """Locally consistent concept factorization (Cai, He & Han, TKDE 2011; paper 001 eqs. 5–8).
 
     ``min ‖X − V Aᵀ X‖²_F + λ tr(Vᵀ L V)``, ``L = D − S`` the Laplacian of a kNN graph over the
-    documents (eq. 5: cosine weights; ``n_neighbors``, ``weighting`` of
-    :func:`textcluster.graph.knn_graph`, or a precomputed ``graph`` passed to ``fit``).
+    documents (eq. 5: cosine weights; or a precomputed ``graph`` passed to ``fit``).
     Updates (eq. 8 transposed): ``V ← V ⊙ (KA + λSV) / (V AᵀKA + λDV)`` and CF's A-update.
     λ = 0 gives :class:`CF` (same iterates).
 
@@ -209,10 +219,27 @@ class LCCF(SelectsGraphStrength, CF):
 
     Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
 
-    Parameters: those of :class:`CF` plus ``lam`` (λ ≥ 0 or "auto", default "auto"),
-    ``n_neighbors`` (default 5), ``weighting`` (binary | heat | cosine, default cosine),
-    ``scaling`` ("scale-free" | "cai"), ``assign`` (default "cosine").
-    Attributes: those of :class:`CF` plus ``graph_``, ``lam_``, ``lam_selection_``.
+    Parameters
+    ----------
+    {n_components}
+    lam : float ≥ 0 or "auto", default="auto"
+        The graph weight λ; "auto": chosen per corpus, or 100 with ``scaling="cai"``.
+    n_neighbors : int ≥ 1, default=5
+        Neighbours per document in the kNN graph.
+    weighting : {"binary", "heat", "cosine"}, default="cosine"
+        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    scaling : {"scale-free", "cai"}, default="scale-free"
+        How λ is read (see above).
+    ncw : bool, default=True
+        Normalized-cut weighting of the documents, as in :class:`CF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, concept_weights_, labels_, objective_history_, n_iter_ : as in :class:`CF`.
+    graph_ : (n, n) sparse, the document graph.
+    lam_ : float, the λ used.
+    lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).
     """
 
     uses_document_graph = True
@@ -263,6 +290,7 @@ class LCCF(SelectsGraphStrength, CF):
         update_documents(V, factors["KA"], AtKA, ctx["lam"], ctx["W"] @ V, ctx["degree"])
 
 
+@shared_parameters
 class GRSCF(LCCF):
     """Graph-regularized semi-supervised concept factorization (Shi, Du & Wang; paper 001
     eqs. 9–14).
@@ -282,15 +310,30 @@ class GRSCF(LCCF):
     (scikit-learn's convention; :func:`textcluster.protocol.labeled_subset` draws them).
     ``y=None`` or all -1 gives ``C = I`` and exactly :class:`LCCF`'s iterates.
 
-    Defaults: those of :class:`LCCF` (cosine graph, 5 neighbours, λ = 100, NCW, start-up
-    scaling, restarts), so that labels are the only difference from LCCF. Paper 001 used
-    ``n_neighbors=9``, ``lam=10`` on face images; on TDT2 five-class draws (draws 0–9, two
-    labelled documents per class) they gave mean NMI 0.952 (0.951 on the unlabelled
-    documents), against 0.961 (0.961) with the defaults and 0.957 for LCCF without labels.
-    ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each class's labelled
-    documents averaged into their shared row of ``Z``.
+    Defaults: those of :class:`LCCF` at Cai's fixed setting (``scaling="cai"``, λ = 100,
+    cosine graph, 5 neighbours, NCW, start-up scaling, restarts, raw k-means on the factor),
+    not LCCF's label-free choice of λ: the labels carry the supervision. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face images; on TDT2
+    five-class draws (draws 0–9, two labelled documents per class) they gave mean NMI 0.952
+    (0.951 on the unlabelled documents), against 0.961 (0.961) with the defaults and 0.957
+    for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
+    class's labelled documents averaged into their shared row of ``Z``.
 
     Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
+
+    Parameters
+    ----------
+    {n_components}
+    lam : float ≥ 0 or "auto", default=100.0
+        The graph weight λ, as in :class:`LCCF`.
+    n_neighbors : int ≥ 1, default=5
+        Neighbours per document in the kNN graph.
+    weighting : {"binary", "heat", "cosine"}, default="cosine"
+        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    scaling : {"scale-free", "cai"}, default="cai"
+        How λ is read, as in :class:`LCCF`.
+    ncw : bool, default=True
+        Normalized-cut weighting of the documents, as in :class:`CF`.
+    {loop parameters}
     """
 
     semi_supervised = True

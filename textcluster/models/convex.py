@@ -15,7 +15,7 @@ Everything is written with the kernel ``K = X Xᵀ`` (n × n, dense): memory O(n
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ._base import EPS, FactorizationModel, check_custom_factor
+from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._kernel import (
     DenseKernel,
     custom_concept_start,
@@ -66,6 +66,7 @@ def fit_indicator_scale(H, KH):
 
 
 # -- the estimator ------------------------------------------------------------------------
+@shared_parameters
 class ConvexNMF(FactorizationModel):
     """Convex NMF ``min ‖X − G Wᵀ X‖²_F`` or cluster-NMF ``min ‖X − H Hᵀ X‖²_F`` (``≥ 0``).
 
@@ -81,21 +82,27 @@ class ConvexNMF(FactorizationModel):
     Start: uniform random factors; for cluster-NMF ``H`` is then scaled to the best scalar
     fit (the objective is not scale invariant in ``H``). At the end the convex variant scales
     each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the scale. Clusters: k-means on the
-    document factor (``G`` or ``H``).
-
-    Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit); time per
-    iteration O(n²k).
-
-    Parameters: those of :class:`~textcluster.models._base.FactorizationModel` plus
-    ``variant`` ("convex" | "cluster"). ``init="custom"``: ``W`` (n × k) is the initial
+    document factor (``G`` or ``H``). ``init="custom"``: ``W`` (n × k) is the initial
     document factor (``G``, or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is
     an initial basis from which the centroid weights start as the documents weighted by their
     similarity to it (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not
     use ``H``.
 
-    Attributes: ``components_`` (k × m, the centroids ``Wᵀ X`` or ``Hᵀ X``),
-    ``concept_weights_`` (n × k, ``W`` or ``H``), ``labels_``, ``objective_history_``,
-    ``n_iter_``.
+    Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit); time per
+    iteration O(n²k).
+
+    Parameters
+    ----------
+    {n_components}
+    variant : {"convex", "cluster"}, default="convex"
+        Convex NMF (``G`` and ``W``) or cluster-NMF (one factor ``H``).
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_ : (k, m) the centroids ``Wᵀ X`` or ``Hᵀ X``.
+    concept_weights_ : (n, k) ``W`` or ``H``.
+    labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
     """
 
     _parameter_constraints = {

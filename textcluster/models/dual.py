@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
 from .._errors import InvalidInputError
-from ._base import EPS, FactorizationModel, check_custom_factor
+from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._linalg import SparseOperator
 from .nmf import (
     GNMF,
@@ -171,6 +171,7 @@ class TermGraphFit:
             del self._term_graph_input
 
 
+@shared_parameters
 class ANMF(TermGraphFit, GNMF):
     """Augmented (dual-graph) NMF (Xiong, Zang, Jiang & Hu; paper 002, eqs. 3, 5-10, 13-14).
 
@@ -217,12 +218,32 @@ class ANMF(TermGraphFit, GNMF):
     ``graph_check`` as in GNMF; a document graph that fails it is fitted without both graphs
     (plain NMF).
 
-    Parameters: those of :class:`GNMF` (``lam``, ``n_neighbors`` = 7, ``weighting``,
-    ``scaling``, ``graph_check``, ``ncw``, the loop's) plus ``mu`` (μ; None: tied to λ with
-    ``"unit-basis"``, else 1 scale-free and 100 cai),
-    ``term_neighbors`` (7), ``term_weighting`` ("binary" | "heat" | "cosine").
     ``init="custom"``: ``W`` is the document factor V (n × k), ``H`` the basis Uᵀ (k × m).
     Memory: O(nnz + (n + m)k + (n + m)·neighbours).
+
+    Parameters
+    ----------
+    {n_components}
+    lam : float ≥ 0 or "auto", default="auto"
+        Weight λ of the document graph, as in :class:`GNMF`.
+    mu : float ≥ 0 or None, default=None
+        Weight μ of the term graph; None: tied to λ with ``"unit-basis"``, else 1
+        (``"scale-free"``) or 100 (``"cai"``).
+    n_neighbors : int ≥ 1, default=7
+        Neighbours per document in the document graph.
+    weighting : {"binary", "heat", "cosine"}, default="binary"
+        The document graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    term_neighbors : int ≥ 1, default=7
+        Neighbours per term in the term graph.
+    term_weighting : {"binary", "heat", "cosine"}, default="binary"
+        The term graph's edge weights.
+    scaling : {"unit-basis", "scale-free", "cai"}, default="unit-basis"
+        What fixes the factors' scale, and so what λ and μ mean (see Scale above).
+    graph_check : bool, default=True
+        Fit without both graphs when the document graph does not agree with the data.
+    ncw : bool, default=False
+        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {loop parameters}
     """
 
     _parameter_constraints = {
@@ -296,6 +317,7 @@ DEFAULT_MU = {"unit-basis": None, "scale-free": 1.0, "cai": 100.0}  # None: μ =
 
 
 # -- SODNMF ------------------------------------------------------------------------------------
+@shared_parameters
 class SODNMF(TermGraphFit, FactorizationModel):
     """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
     Jiao, Zhang & Yang, EAAI 2018; paper 004 §3, eqs. 16-35, Table 1).
@@ -351,22 +373,47 @@ class SODNMF(TermGraphFit, FactorizationModel):
     sparsity). With ``beta=theta=0``, ``scaling_matrix=False`` and no labels the model is
     :class:`ANMF` with one weight on both graphs; with ``alpha=0`` as well it is :class:`NMF`.
 
-    Parameters: those of :class:`~textcluster.models._base.FactorizationModel` plus ``alpha``
-    (100), ``beta`` (0.01), ``theta`` (0.01) — values of the paper's grids (α ∈ {1 … 5000},
-    β ∈ {10⁻⁸ … 10⁸}, θ ∈ {0.01 … 10}), chosen one at a time on 5-class draws of Cai's Reuters
-    matrix, not on TDT2 (there α = 1 and β = 1 were much worse, θ = 0.1 and 1 slightly worse
-    than 0.01, which scored as θ = 0) —, ``scaling_matrix`` (True), ``n_neighbors``/``weighting``
-    (5, "heat": document graph) and ``term_neighbors``/``term_weighting`` (5, "heat": term
-    graph; the paper uses heat weights and does not give k). ``fit(X, y)``: ``y`` holds
-    integer class codes, -1 for unlabelled documents (None: all unlabelled, the unsupervised
-    dual-graph model); ``graph=`` and ``term_graph=``
-    take precomputed graphs (the label rule is applied to a precomputed document graph too).
+    Defaults: α, β, θ are values of the paper's grids (α ∈ {1 … 5000}, β ∈ {10⁻⁸ … 10⁸},
+    θ ∈ {0.01 … 10}), chosen one at a time on 5-class draws of Cai's Reuters matrix, not on
+    TDT2 (there α = 1 and β = 1 were much worse, θ = 0.1 and 1 slightly worse than 0.01,
+    which scored as θ = 0); heat weights on both graphs as in the paper, which does not give
+    the number of neighbours.
+
+    ``fit(X, y)``: ``y`` holds integer class codes, -1 for unlabelled documents (None: all
+    unlabelled, the unsupervised dual-graph model); ``graph=`` and ``term_graph=`` take
+    precomputed graphs (the label rule is applied to a precomputed document graph too).
     ``init="custom"``: ``W`` (n × k) is the start of the document factor S (the row of A for a
     class starts as the mean of its labelled documents' rows of W), ``H`` (k × m) that of Pᵀ,
     with C = 1 and R = I. The document factor returned is ``S R`` times the norms of P's
     columns; ``components_`` are P's columns scaled to unit norm.
-    Attributes: those of NMF plus ``scaling_`` (diag R), ``graph_``, ``term_graph_``.
     Memory: O(nnz + (n + m)k) plus the two sparse graphs.
+
+    Parameters
+    ----------
+    {n_components}
+    alpha : float ≥ 0, default=100.0
+        Weight α of the two graph terms (scale-free, see Scale); 0: no dual graph.
+    beta : float ≥ 0, default=0.01
+        Weight β of the bi-orthogonality (ridge) terms; 0: none.
+    theta : float ≥ 0, default=0.01
+        Weight θ of the L2,1/2 sparsity term on P; 0: none.
+    scaling_matrix : bool, default=True
+        Learn the diagonal scaling R (False: it stays r₀·I).
+    n_neighbors : int ≥ 1, default=5
+        Neighbours per document in the document graph.
+    weighting : {"binary", "heat", "cosine"}, default="heat"
+        The document graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    term_neighbors : int ≥ 1, default=5
+        Neighbours per term in the term graph.
+    term_weighting : {"binary", "heat", "cosine"}, default="heat"
+        The term graph's edge weights.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    scaling_ : (k,) the diagonal of R.
+    graph_, term_graph_ : the document graph (after the label rule) and the term graph.
     """
 
     semi_supervised = True

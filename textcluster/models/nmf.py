@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 
 from .. import graph as graphs
-from ._base import EPS, FactorizationModel, check_custom_factor
+from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._linalg import SparseOperator
 from .baselines import LSIKMeans
 from .selection import SelectsGraphStrength, membership
@@ -172,17 +172,23 @@ def graph_term(V, W, degree):
 
 
 # -- the estimators -----------------------------------------------------------------------
+@shared_parameters
 class NMF(FactorizationModel):
     """Non-negative matrix factorization ``min ‖X − V Uᵀ‖²_F, U, V ≥ 0``.
 
     Lee & Seung's multiplicative updates (paper 003, eqs. 2–3), started as Deng Cai's code
     does (uniform random factors, basis columns scaled to unit norm, the document factor
-    absorbing the scale) and finished the same way. ``ncw=True`` applies the normalized-cut
-    weighting of Xu, Liu & Gong (SIGIR 2003): documents are scaled by ``d^{-1/2}`` with
-    ``d = X Xᵀ 1`` before factorizing. Clusters: k-means on the document factor.
+    absorbing the scale) and finished the same way. Clusters: k-means on the document factor.
+    ``init="custom"``: ``W`` (n × k) is the start of the document factor ``V``, ``H`` (k × m)
+    that of the basis ``Uᵀ``.
 
-    Parameters are those of :class:`~textcluster.models._base.FactorizationModel` plus
-    ``ncw`` (bool).
+    Parameters
+    ----------
+    {n_components}
+    ncw : bool, default=False
+        The normalized-cut weighting of Xu, Liu & Gong (SIGIR 2003): documents scaled by
+        ``d^{-1/2}`` with ``d = X Xᵀ 1`` before factorizing.
+    {loop parameters}
 
     Attributes
     ----------
@@ -265,6 +271,7 @@ class NMF(FactorizationModel):
         return V
 
 
+@shared_parameters
 class GNMF(SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
@@ -327,19 +334,28 @@ class GNMF(SelectsGraphStrength, NMF):
 
     Parameters
     ----------
-    n_components, max_iter, tol, n_init, init_iter, init, assign, n_assign_init, random_state
-        as in :class:`~textcluster.models._base.FactorizationModel`; ``init="lsa-kmeans"``
-        starts from the clusters of LSA + k-means (:meth:`NMF._seeded_factors`).
-    lam : float ≥ 0 or "auto", default "auto"; the graph weight λ (see above).
-    n_neighbors : int, default 5; neighbours per document in the kNN graph.
-    weighting : {"binary", "heat", "cosine"}, default "binary"; the graph's edge weights.
-    scaling : {"unit-basis", "scale-free", "cai"}, default "unit-basis"; see above.
-    graph_check : bool, default True; see above.
-    ncw : bool, default False; normalized-cut weighting of the documents (:class:`NMF`).
-    assign : default "cosine" (k-means on the unit rows of the document factor).
+    {n_components}
+    lam : float ≥ 0 or "auto", default="auto"
+        The graph weight λ (see λ above).
+    n_neighbors : int ≥ 1, default=5
+        Neighbours per document in the kNN graph.
+    weighting : {"binary", "heat", "cosine"}, default="binary"
+        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    scaling : {"unit-basis", "scale-free", "cai"}, default="unit-basis"
+        What fixes the factors' scale, and so what λ means (see Scale above).
+    graph_check : bool, default=True
+        Fit without the graph when it does not agree with the data (see The graph check).
+    ncw : bool, default=False
+        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {loop parameters}
 
-    Attributes: those of :class:`NMF`, plus ``graph_`` (the document graph), ``lam_``,
-    ``lam_selection_`` (None unless λ was chosen) and ``graph_check_``.
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    graph_ : (n, n) sparse, the document graph.
+    lam_ : float, the λ used.
+    lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).
+    graph_check_ : dict or None, the graph check's ``lift`` and ``passed``.
     """
 
     uses_document_graph = True

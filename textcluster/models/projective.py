@@ -51,7 +51,7 @@ from threadpoolctl import ThreadpoolController
 
 from .._errors import InvalidInputError
 from ..graph import knn_graph
-from ._base import EPS, FactorizationModel, check_custom_factor
+from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._codes import nonnegative_codes
 from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
@@ -329,6 +329,7 @@ def scale_to_fit(H, GH):
 
 
 # -- the estimators ---------------------------------------------------------------------------
+@shared_parameters
 class PNMF(FactorizationModel):
     """Projective NMF ``min ‖X − H HᵀX‖²_F, H ≥ 0`` (Yang & Oja 2010; paper 000, eqs. 4–6).
 
@@ -343,18 +344,22 @@ class PNMF(FactorizationModel):
 
     Memory: O(nnz + (n + m)k).
 
-    Parameters: those of :class:`~textcluster.models._base.FactorizationModel`, and
-    ``accelerate`` (bool, default True: try the unrooted step first). With
-    ``init="custom"``, ``W`` (n × k) is the starting ``H``; ``H`` (k × m) is not used (the
-    basis is determined by the document factor) and may be None.
+    ``init="custom"``: ``W`` (n × k) is the starting ``H``; ``H`` (k × m) is not used (the
+    basis is determined by the document factor) and may be None. The document factor
+    returned is ``H`` with column c multiplied by ``‖(HᵀX)_c‖``, as NMF scales its document
+    factor when it normalizes the basis.
+
+    Parameters
+    ----------
+    {n_components}
+    accelerate : bool, default=True
+        Try the unrooted step first (see the module docstring).
+    {loop parameters}
 
     Attributes
     ----------
     components_ : (k, m) basis ``HᵀX`` with rows scaled to unit L2 norm.
     labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
-
-    The document factor returned is ``H`` with column c multiplied by ``‖(HᵀX)_c‖``, as NMF
-    scales its document factor when it normalizes the basis.
     """
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints,
@@ -415,6 +420,7 @@ class PNMF(FactorizationModel):
         return H * scale
 
 
+@shared_parameters
 class AGPNMF(PNMF):
     """Automated-graph projective NMF (Pei, Wu & Chen 2014; paper 000, eqs. 11–17).
 
@@ -462,23 +468,37 @@ class AGPNMF(PNMF):
     start γ = 10: 0.833 / 0.477, γ = 100: 0.905 / 0.745, γ = 1000: 0.961 / 0.736. The default
     γ = 100 is the smaller of the two weights at which the graph leads on both corpora.
 
-    Parameters
-    ----------
-    gamma : float ≥ 0, weight γ of the graph term (default 100, scale-free; paper: 0.01
-        unscaled). γ = 0 decouples ``H`` from ``S``: the H-iterates are those of :class:`PNMF`.
-    alpha : float ≥ 0, weight α of ``tr(SᵀS)`` (paper: 0.01).
-    beta : float ≥ 0, weight β of ``‖S‖₁`` (paper: 0.01).
-    start_graph : "knn" (default) or "random", where ``S`` starts (see above).
-    n_neighbors : neighbours per document of the kNN start (default 10).
-    scaling : "scale-free" (default) or "paper", how γ is read (see Defaults).
-    self_loops : bool, let ``S`` have a diagonal (default False, see above).
-    n_init : random starts (default 1: each start keeps two n × n arrays).
-    Others as :class:`~textcluster.models._base.FactorizationModel`. ``init="custom"``: ``W``
+    ``n_init`` defaults to 1: each start keeps two n × n arrays. ``init="custom"``: ``W``
     (n × k) is the starting ``H``, ``H`` (k × m) is not used; ``graph`` passed to ``fit``
     (n × n, non-negative, dense or sparse) is the starting ``S`` for every start, used as
     given (not scaled), in place of ``start_graph``. Zeros of the starting ``S`` stay zero.
 
-    Attributes: those of :class:`PNMF` plus ``graph_`` (n × n learned ``S``).
+    Parameters
+    ----------
+    {n_components}
+    gamma : float ≥ 0, default=100.0
+        Weight γ of the graph term, scale-free (paper: 0.01 unscaled); 0 decouples ``H``
+        from ``S``: the H-iterates are those of :class:`PNMF`.
+    alpha : float ≥ 0, default=0.01
+        Weight α of ``tr(SᵀS)`` (the paper's value).
+    beta : float ≥ 0, default=0.01
+        Weight β of ``‖S‖₁`` (the paper's value).
+    start_graph : {"knn", "random"}, default="knn"
+        Where ``S`` starts (see above).
+    n_neighbors : int ≥ 1, default=10
+        Neighbours per document of the kNN start.
+    scaling : {"scale-free", "paper"}, default="scale-free"
+        How γ is read (see Defaults).
+    self_loops : bool, default=False
+        Let ``S`` have a diagonal (see above).
+    accelerate : bool, default=True
+        Try the unrooted step first, as in :class:`PNMF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`PNMF`.
+    graph_ : (n, n) the learned ``S``.
     """
 
     uses_document_graph = True  # the start graph S0 (or the kNN support)
@@ -672,6 +692,7 @@ def check_start_graph(graph, n, dtype):
     return S
 
 
+@shared_parameters
 class KernelAGPNMF(AGPNMF):
     """Kernel AGPNMF (Pei, Wu & Chen 2014; paper 000, eqs. 18–21).
 
@@ -691,10 +712,8 @@ class KernelAGPNMF(AGPNMF):
     takes the place of ``G``): ``(1 + 2·n_init) · n²`` numbers, plus the fitted documents
     (O(nnz)) kept for ``transform``.
 
-    Parameters: those of :class:`AGPNMF` plus ``kernel`` (linear | polynomial | gaussian,
-    default polynomial), ``degree`` (int ≥ 1, default 2), ``coef0`` (≥ 0, default 0) and
-    ``sigma`` (> 0 or None). ``components_`` is the input-space basis ``HᵀX`` (unit rows);
-    ``transform`` solves ``φ(x) ≈ (Φ H) v``, ``v ≥ 0``, through the kernel.
+    ``components_`` is the input-space basis ``HᵀX`` (unit rows); ``transform`` solves
+    ``φ(x) ≈ (Φ H) v``, ``v ≥ 0``, through the kernel. Otherwise as :class:`AGPNMF`.
 
     Defaults. Paper 000 does not give its kernel or kernel parameters. A kernel that is
     positive for unrelated (orthogonal) documents — ``coef0 > 0``, or a Gaussian, which gives
@@ -704,6 +723,41 @@ class KernelAGPNMF(AGPNMF):
     ``(⟨x_i, x_j⟩)²`` (the default) and the linear kernel gave 1.0 (measured). Hence
     ``degree=2, coef0=0``: the squared cosine on unit tf-idf rows, which keeps unrelated
     documents at 0 and sharpens the similarity of related ones.
+
+    Parameters
+    ----------
+    {n_components}
+    kernel : {"linear", "polynomial", "gaussian"}, default="polynomial"
+        The kernel ``K`` (see above).
+    degree : int ≥ 1, default=2
+        Degree of the polynomial kernel.
+    coef0 : float ≥ 0, default=0.0
+        Constant of the polynomial kernel.
+    sigma : float > 0 or None, default=None
+        Width σ of the Gaussian kernel; None: the mean distance between the documents.
+    gamma : float ≥ 0, default=100.0
+        Weight γ of the graph term, scale-free (paper: 0.01 unscaled); 0 decouples ``H``
+        from ``S``: the H-iterates are those of :class:`PNMF`.
+    alpha : float ≥ 0, default=0.01
+        Weight α of ``tr(SᵀS)`` (the paper's value).
+    beta : float ≥ 0, default=0.01
+        Weight β of ``‖S‖₁`` (the paper's value).
+    start_graph : {"knn", "random"}, default="knn"
+        Where ``S`` starts (see above).
+    n_neighbors : int ≥ 1, default=10
+        Neighbours per document of the kNN start.
+    scaling : {"scale-free", "paper"}, default="scale-free"
+        How γ is read (see Defaults).
+    self_loops : bool, default=False
+        Let ``S`` have a diagonal (see above).
+    accelerate : bool, default=True
+        Try the unrooted step first, as in :class:`PNMF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_, graph_ : as in :class:`AGPNMF`.
+    sigma_ : float or None, the Gaussian width used.
     """
 
     _parameter_constraints = {

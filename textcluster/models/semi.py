@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._errors import InvalidInputError
-from ._base import EPS, check_custom_factor
+from ._base import EPS, check_custom_factor, shared_parameters
 from .nmf import (
     GNMF,
     NMF,
@@ -203,6 +203,7 @@ class _LabelConstrained:
         return ctx["constraint"].expand(Z)
 
 
+@shared_parameters
 class ConstrainedNMF(_LabelConstrained, NMF):
     """Constrained NMF with hard label constraints (Liu, Wu, Li & Gao, TPAMI 2012; paper 004
     §2.3, eqs. 8–10).
@@ -223,9 +224,19 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
     ``fit(X, y)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``: ``W``
     (n × k) the document factor (each class starts from the mean of its labelled documents'
-    rows), ``H`` (k × m) the basis ``Uᵀ``. Parameters: those of :class:`NMF`.
+    rows), ``H`` (k × m) the basis ``Uᵀ``.
 
-    Attributes: those of :class:`NMF` plus ``n_label_classes_`` (classes among the labels).
+    Parameters
+    ----------
+    {n_components}
+    ncw : bool, default=False
+        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    n_label_classes_ : int, classes among the labels.
     """
 
     semi_supervised = True
@@ -242,6 +253,7 @@ class ConstrainedNMF(_LabelConstrained, NMF):
         return reconstruction_error(ctx["X_norm2"], factors["V"], XU, UtU)
 
 
+@shared_parameters
 class GSNMFC(_LabelConstrained, GNMF):
     """Graph-regularized sparse constrained NMF (Sun, Xu, Hu & Jiang, Neurocomputing 2016;
     paper 004 §2.5, eq. 15).
@@ -271,7 +283,31 @@ class GSNMFC(_LabelConstrained, GNMF):
     ``fit(X, y, graph=None)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``:
     ``W`` (n × k) the document factor (each class starts from the mean of its labelled rows),
     ``H`` (k × m) the basis ``Uᵀ``.
-    Parameters: those of :class:`GNMF` plus ``beta`` (β ≥ 0).
+
+    Parameters
+    ----------
+    {n_components}
+    lam : float ≥ 0 or "auto", default="auto"
+        The graph weight λ, as in :class:`GNMF`.
+    beta : float ≥ 0, default=0.001
+        Weight β of the ridge ``‖U‖²_F`` on the basis (see above).
+    n_neighbors : int ≥ 1, default=5
+        Neighbours per document in the kNN graph.
+    weighting : {"binary", "heat", "cosine"}, default="binary"
+        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    scaling : {"scale-free", "cai"}, default="scale-free"
+        How λ and β are read and the start scaled, as in :class:`GNMF`.
+    graph_check : bool, default=True
+        Fit without the graph when it does not agree with the data, as in :class:`GNMF`.
+    ncw : bool, default=False
+        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    graph_, lam_, lam_selection_, graph_check_ : as in :class:`GNMF`.
+    n_label_classes_ : int, classes among the labels.
     """
 
     semi_supervised = True
@@ -327,6 +363,7 @@ class GSNMFC(_LabelConstrained, GNMF):
         return ctx["beta"] * float(np.vdot(U, U))
 
 
+@shared_parameters
 class DNMF(NMF):
     """Discriminative NMF (Babaee, Tsoukalas, Babaee, Rigoll & Datcu, Neurocomputing 2016;
     paper 004 §2.4, eqs. 11–14).
@@ -359,10 +396,21 @@ class DNMF(NMF):
 
     ``fit(X, y)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``: ``W``
     (n × k) the document factor ``V``, ``H`` (k × m) the basis ``Uᵀ``; ``A`` starts as the
-    least-squares map of ``W``'s labelled rows. Parameters: those of :class:`NMF` plus
-    ``alpha`` (α ≥ 0).
+    least-squares map of ``W``'s labelled rows.
 
-    Attributes: those of :class:`NMF` plus ``n_label_classes_``.
+    Parameters
+    ----------
+    {n_components}
+    alpha : float ≥ 0, default=0.1
+        Weight α of the label term, scale-free (see above).
+    ncw : bool, default=False
+        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {loop parameters}
+
+    Attributes
+    ----------
+    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    n_label_classes_ : int, classes among the labels.
     """
 
     semi_supervised = True
