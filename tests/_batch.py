@@ -1,5 +1,8 @@
 """Small pipelines and corpora for the batch tests, written at test time."""
 
+import signal
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
@@ -44,3 +47,24 @@ def pipeline_text(models=("kmeans", "nmf"), k="{ from = 2, to = 3 }", draws=2, e
 def write_pipeline(path, **kwargs):
     path.write_text(pipeline_text(**kwargs), encoding="utf-8")
     return path
+
+
+@contextmanager
+def time_limit(seconds):
+    """Fail instead of hanging when the block takes longer than ``seconds`` (and again every
+    second after, should the first timeout be caught)."""
+    def expired(signum, frame):
+        raise TimeoutError(f"took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# A million jobs: one model with a 100 × 100 × 100 grid.
+MILLION = pipeline_text(models=("nmf",), k="[2]", draws=1, params={
+    "nmf": "{ n_init = %s, init_iter = %s, max_iter = %s }" % ((list(range(1, 101)),) * 3)})

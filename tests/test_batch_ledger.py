@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from textcluster._errors import DataNotFoundError, TextclusterError
@@ -132,3 +133,141 @@ def test_reading_a_missing_ledger_says_how_to_make_one(tmp_path):
     with pytest.raises(DataNotFoundError, match="textcluster batch PIPELINE"):
         load_results(tmp_path / "nothing")
     assert read_statuses(tmp_path / "nothing.sqlite") == {}
+
+
+# -- damage --------------------------------------------------------------------------------------
+def write_ledger(path, n=300):
+    """A ledger of ``n`` done jobs (every 10th with a long objective, on overflow pages);
+    returns ``{key: row}`` as read back."""
+    with Ledger.open(path) as ledger:
+        ledger.write_meta(pipeline="# text")
+        for i in range(n):
+            result = done(nmi=i / n)
+            if i % 10 == 0:
+                result["objective"] = [1.0 / (t + 1) for t in range(400)]
+            ledger.record(job(draw=i, model=("nmf", "kmeans")[i % 2]), result)
+    return rows_of(path)
+
+
+def rows_of(path):
+    conn = sqlite3.connect(path)
+    try:
+        return {row[0]: row for row in conn.execute(f"SELECT {', '.join(COLUMNS)} FROM jobs")}
+    finally:
+        conn.close()
+
+
+def flip_bytes(path, n_pages=3, seed=0):
+    """Flip a few bytes in each of ``n_pages`` random pages after the first."""
+    data = bytearray(path.read_bytes())
+    rng = np.random.default_rng(seed)
+    pages = rng.choice(np.arange(1, len(data) // 4096), n_pages, replace=False)
+    for page in pages:
+        for offset in rng.integers(page * 4096 + 100, (page + 1) * 4096, 12):
+            data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _truncate(path):
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:
+        handle.truncate(size * 6 // 10)
+
+
+def _garbage(path):
+    path.write_bytes(np.random.default_rng(1).bytes(path.stat().st_size))
+
+
+def _text(path):
+    path.write_text("not a database\n" * 100)
+
+
+def _folder(path):
+    path.unlink()
+    path.mkdir()
+
+
+def _other_schema(path):
+    path.unlink()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    conn.commit()
+    conn.close()
+
+
+DAMAGES = {
+    "truncated": (_truncate, "damaged"),
+    "garbage": (_garbage, "damaged or is not a textcluster ledger"),
+    "text": (_text, "damaged or is not a textcluster ledger"),
+    "flipped": (flip_bytes, "damaged"),
+    "folder": (_folder, "is a folder, not a ledger file"),
+    "other schema": (_other_schema, "not a textcluster ledger"),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_ledger_is_refused_saying_what_is_wrong_and_recoverable(tmp_path, damage):
+    from textcluster.batch.ledger import LedgerError
+
+    path = tmp_path / "ledger.sqlite"
+    write_ledger(path, n=200)
+    change, message = DAMAGES[damage]
+    change(path)
+    for use in (Ledger.open, load_results, read_statuses):
+        with pytest.raises(LedgerError, match=message) as caught:
+            use(path)
+        text = str(caught.value)
+        assert str(path) in text
+        if "damaged" in message:
+            assert "results can be read" in text and "textcluster ledger repair" in text
+    if damage in ("garbage", "text"):
+        assert "0 results can be read" in text
+
+
+def test_the_batch_command_reports_a_damaged_ledger_without_a_traceback(tmp_path):
+    from click.testing import CliRunner
+
+    from textcluster.cli import main
+
+    from ._batch import write_pipeline
+
+    write_ledger(tmp_path / "out" / "ledger.sqlite", n=50)
+    flip_bytes(tmp_path / "out" / "ledger.sqlite", n_pages=2)
+    pipeline = write_pipeline(tmp_path / "p.toml", output=tmp_path / "out")
+    outcome = CliRunner().invoke(main, ["batch", str(pipeline)])
+    assert outcome.exit_code == 2 and "Traceback" not in outcome.output
+    assert "damaged" in outcome.output and "textcluster ledger repair" in outcome.output
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_repair_salvages_every_intact_result_and_names_the_lost(tmp_path, seed):
+    from textcluster.batch.ledger import check_ledger, repair_ledger
+
+    path = tmp_path / "ledger.sqlite"
+    reference = write_ledger(path)
+    flip_bytes(path, n_pages=3, seed=seed)
+    if seed == 2:  # and lose the last tenth of the file
+        with open(path, "r+b") as handle:
+            handle.truncate(path.stat().st_size * 9 // 10)
+    damaged = path.read_bytes()
+    repair = repair_ledger(path)
+    salvaged = rows_of(path)
+    assert salvaged and all(salvaged[key] == reference[key] for key in salvaged)
+    assert set(repair.lost_keys) == set(reference) - set(salvaged)  # none dropped silently
+    assert repair.salvaged == len(salvaged) and len(salvaged) >= (200 if seed == 2 else 260)
+    assert repair.kept.name.startswith("ledger.sqlite.damaged-")
+    assert repair.kept.read_bytes() == damaged  # kept aside, never deleted
+    assert check_ledger(path).results == len(salvaged)  # intact
+    with Ledger.open(path) as ledger:  # the repaired ledger takes new results
+        ledger.record(job(draw=999), done())
+    assert len(rows_of(path)) == len(salvaged) + 1
+
+
+def test_repair_leaves_an_intact_ledger_alone(tmp_path):
+    from textcluster.batch.ledger import repair_ledger
+
+    path = tmp_path / "ledger.sqlite"
+    write_ledger(path, n=20)
+    before = path.read_bytes()
+    repair = repair_ledger(path)
+    assert repair.intact and repair.kept is None and path.read_bytes() == before

@@ -19,7 +19,7 @@ from textcluster.batch.spec import expand, tomllib
 from textcluster.cli import main
 from textcluster.models import MODELS
 
-from ._batch import write_pipeline, write_planted_mat
+from ._batch import MILLION, time_limit, write_pipeline, write_planted_mat
 from ._citeulike import KEPT_ARTICLES, write_citeulike
 
 PIPELINES = Path(__file__).resolve().parents[1] / "pipelines"
@@ -333,19 +333,22 @@ def _thread_settings(_):
 
 @pytest.mark.slow
 def test_pool_workers_share_the_cores_and_a_dead_worker_fails_only_its_jobs():
-    from textcluster.batch.executors import threads_per_worker
+    from textcluster.batch.executors import MAX_ATTEMPTS, WorkerDiedError, threads_per_worker
 
     with ProcessExecutor(2) as executor:
         settings = dict(executor.run(_thread_settings, range(2)))
-        outcomes = dict(executor.run(_exit_on_three, range(8)))
+        outcomes = list(executor.run(_exit_on_three, range(8)))
         after = dict(executor.run(_exit_on_three, [5]))  # a new pool took over
     expected = threads_per_worker(2)
     assert all(s == (expected, [expected]) for s in settings.values()), settings
-    assert sorted(outcomes) == list(range(8))
-    assert isinstance(outcomes[3], RuntimeError) and "worker process died" in str(outcomes[3])
-    finished = {v: o for v, o in outcomes.items() if not isinstance(o, Exception)}
-    assert finished == {v: 10 * v for v in finished}
-    assert len(finished) >= 8 - 4  # at most the jobs queued beside it (2 per worker)
+    final = dict(outcomes)  # the last outcome of each job
+    assert sorted(final) == list(range(8))
+    assert isinstance(final[3], WorkerDiedError) and not final[3].retry
+    assert f"job 3 died on each of its {MAX_ATTEMPTS} attempts" in str(final[3])
+    # Its neighbours in the broken pool were run again, alone, and finished.
+    assert {v: o for v, o in final.items() if v != 3} == {v: 10 * v for v in range(8) if v != 3}
+    attempts = [o.attempt for v, o in outcomes if v == 3]
+    assert attempts == list(range(1, MAX_ATTEMPTS + 1))
     assert after == {5: 50}
 
 
@@ -373,3 +376,51 @@ def test_the_smoke_pipeline_runs_on_real_data(tmp_path, real_data_dir):
     frame = load_results(tmp_path / "smoke")
     assert len(frame) == 8 and set(frame["status"]) == {"done"}
     assert frame["metric.nmi"].between(0, 1).all()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after_first_result(summary):
+    if summary.done + len(summary.failed):
+        raise _Stop
+
+
+def test_a_huge_grid_asks_for_yes_lists_a_few_jobs_and_starts_at_once(tmp_path, data_dir):
+    pipeline = tmp_path / "p.toml"
+    pipeline.write_text(MILLION + f'\n[output]\ndir = "{(tmp_path / "out").as_posix()}"\n',
+                        encoding="utf-8")
+    with time_limit(60):
+        refused = batch(pipeline, "--data-dir", data_dir)  # not interactive, no --yes
+        assert not (tmp_path / "out").exists()
+        listing = batch(pipeline, "--dry-run")
+        started = time.monotonic()
+        with pytest.raises(_Stop):
+            run_batch(load_pipeline(pipeline, data_dir=str(data_dir)),
+                      progress=_stop_after_first_result)
+        first_result = time.monotonic() - started
+    assert refused.exit_code == 2, refused.output
+    assert "1,000,000 jobs" in refused.output and "--yes" in refused.output
+    assert "Traceback" not in refused.output
+    lines = listing.output.splitlines()
+    assert listing.exit_code == 0 and len(lines) < 30, listing.output[:2000]
+    assert "1,000,000 jobs" in lines[-1]
+    assert first_result < 15
+    assert len(load_results(tmp_path / "out")) == 1
+
+
+def test_above_the_threshold_yes_runs_and_a_terminal_is_asked(tmp_path, data_dir, monkeypatch):
+    from textcluster.cli import batch as batch_cli
+
+    monkeypatch.setattr(batch_cli, "CONFIRM_ABOVE", 5)
+    pipeline = write_pipeline(tmp_path / "p.toml", output=tmp_path / "out")  # 8 jobs
+    refused = batch(pipeline, "--data-dir", data_dir, "--no-report")
+    assert refused.exit_code == 2 and "has 8 jobs, more than 5: pass --yes" in refused.output
+    monkeypatch.setattr(batch_cli, "_interactive", lambda: True)
+    declined = CliRunner().invoke(main, ["batch", str(pipeline), "--data-dir", str(data_dir)],
+                                  input="n\n")
+    assert declined.exit_code == 1 and "Run them all? [y/N]" in declined.output
+    assert not (tmp_path / "out").exists()
+    accepted = batch(pipeline, "--data-dir", data_dir, "--no-report", "--yes")
+    assert accepted.exit_code == 0 and "8 done now" in accepted.output

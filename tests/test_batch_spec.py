@@ -1,12 +1,14 @@
 """Pipeline files: validation, ``--set`` overrides and the expansion into jobs."""
 
+import itertools
+
 import pytest
 
 from textcluster._errors import InvalidInputError
-from textcluster.batch.spec import apply_override, expand, load_pipeline
+from textcluster.batch.spec import apply_override, count_jobs, expand, iter_jobs, load_pipeline
 from textcluster.registry import UnknownNameError
 
-from ._batch import pipeline_text, write_pipeline
+from ._batch import MILLION, pipeline_text, time_limit, write_pipeline
 
 
 def load(tmp_path, text, overrides=()):
@@ -171,3 +173,49 @@ def test_the_default_output_folder_is_named_after_the_pipeline(tmp_path):
     pipeline = load_pipeline(write_pipeline(tmp_path / "p.toml", name="my-run"))
     assert pipeline.name == "my-run"
     assert pipeline.ledger_path.as_posix() == "runs/my-run/ledger.sqlite"
+
+
+def test_a_million_job_grid_is_counted_without_being_expanded(tmp_path):
+    with time_limit(30):
+        pipeline = load(tmp_path, MILLION)
+        assert count_jobs(pipeline) == 10 ** 6
+        first = list(itertools.islice(iter_jobs(pipeline), 3))
+    assert [j.params for j in first] == [{"n_init": 1, "init_iter": 1, "max_iter": m}
+                                         for m in (1, 2, 3)]
+    assert first[0].variant == "n_init=1,init_iter=1,max_iter=1"
+
+
+def test_counting_follows_the_expansion(tmp_path):
+    text = pipeline_text(models=("kmeans", "gnmf"), k="{ from = 2, to = 4 }", draws=3,
+                         params={"gnmf": "{ lam = [1.0, 10.0], n_neighbors = [3, 5, 7] }"},
+                         extra="seeds = [1, 2]\n")
+    pipeline = load(tmp_path, text)
+    assert count_jobs(pipeline) == len(expand(pipeline)) == 3 * 3 * 2 * (1 + 6)
+    sweep = load(tmp_path, text.replace('kind = "class-subset"', 'kind = "sweep"\n'
+                                        'documents = "class-subset"') +
+                 "[protocol.sweep]\nlam = [0.1, 1.0, 5.0]\n",
+                 ["models.gnmf.params.lam=2.0"])
+    assert count_jobs(sweep) == len(expand(sweep)) == 3 * 3 * 2 * (1 + 3 * 3)
+
+
+@pytest.mark.parametrize("params", ["{ max_iter = [] }", "{ lam = [1.0], max_iter = [] }"])
+def test_an_empty_list_in_a_grid_is_an_error_naming_the_key(tmp_path, params):
+    text = pipeline_text(models=("kmeans", "gnmf"), params={"gnmf": params})
+    with pytest.raises(InvalidInputError, match=r"model 'gnmf'.*max_iter = \[\] is empty"):
+        load(tmp_path, text)
+    variant = pipeline_text(models=("gnmf",)).replace(
+        'params = {', 'variants = { a = {}, b = { max_iter = [] } }\nparams = {')
+    with pytest.raises(InvalidInputError, match=r"variant 'b'.*max_iter = \[\] is empty"):
+        load(tmp_path, variant)
+
+
+def test_a_pipeline_file_that_is_not_utf8_names_the_file_and_the_byte(tmp_path):
+    path = tmp_path / "p.toml"
+    text = pipeline_text(models=("nmf",)).replace('name = "tiny"', 'name = "caf\u00e9"')
+    path.write_bytes(text.encode("latin-1"))
+    offset = text.encode("latin-1").index(b"\xe9")
+    with pytest.raises(InvalidInputError, match=rf"{path}.* not UTF-8.* byte 0xe9 at offset "
+                                                rf"{offset} \(line 2\)"):
+        load_pipeline(path)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))  # a byte-order mark is fine
+    assert load_pipeline(path).name == "caf\u00e9"

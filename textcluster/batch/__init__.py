@@ -6,13 +6,22 @@
 >>> load_results(pipeline.ledger_path)                   # doctest: +SKIP
 
 See :mod:`textcluster.batch.spec` for the pipeline file format and
-:mod:`textcluster.batch.ledger` for the ledger's tables.
+:mod:`textcluster.batch.ledger` for the ledger's tables, its checks and its repair.
 """
 
-from .executors import make_executor
-from .ledger import LedgerBusyError, load_results
-from .runner import run_batch, run_job
-from .spec import Job, Pipeline, expand, load_pipeline
+from .executors import WorkerDiedError, make_executor
+from .ledger import (
+    LedgerBusyError,
+    LedgerDamagedError,
+    LedgerError,
+    check_ledger,
+    load_results,
+    repair_ledger,
+)
+from .runner import ResultNotSavedError, run_batch, run_job
+from .spec import Job, Pipeline, count_jobs, expand, iter_jobs, load_pipeline
 
-__all__ = ["Job", "LedgerBusyError", "Pipeline", "expand", "load_pipeline", "load_results",
-           "make_executor", "run_batch", "run_job"]
+__all__ = ["Job", "LedgerBusyError", "LedgerDamagedError", "LedgerError", "Pipeline",
+           "ResultNotSavedError", "WorkerDiedError", "check_ledger", "count_jobs", "expand",
+           "iter_jobs", "load_pipeline", "load_results", "make_executor", "repair_ledger",
+           "run_batch", "run_job"]

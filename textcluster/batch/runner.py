@@ -9,6 +9,7 @@ protocol gives labels (the same for every model), fit the model with ``n_compone
 
 import importlib
 import importlib.util
+import itertools
 import json
 import platform
 import socket
@@ -30,18 +31,25 @@ from ..metrics import evaluate
 from ..models import chosen_settings, make_model
 from ..pipeline import Timer, load_corpus, represent
 from ..protocol import class_subset, evaluate_split, labeled_subset
-from .executors import SerialExecutor
-from .ledger import Ledger
-from .spec import expand
+from .executors import SerialExecutor, WorkerDiedError, describe_job
+from .faults import fault_point
+from .ledger import Ledger, LedgerError
+from .spec import count_jobs, iter_jobs
 
 CACHE_SIZE = 2  # represented corpora kept per worker process
 _representations = OrderedDict()
+
+
+class ResultNotSavedError(TextclusterError):
+    """A finished job's result could not be written (full disk, I/O error): the batch stops,
+    and the results saved before it are kept."""
 
 
 # -- one job (runs in a worker) --------------------------------------------------------------
 def run_job(job):
     """Fit and score one job; returns its result as a dict (status ``done`` or ``failed`` with
     the error) and never raises for a failing job."""
+    fault_point("job")  # fault-injection tests only
     started, timer = time.time(), Timer()
     result = {"status": "done", "error": None}
     try:
@@ -176,9 +184,13 @@ def _corpus_graph(corpus, rows, job):
 
 
 def describe_error(exc):
-    """A one-line message for errors the user can act on, else the traceback's last lines."""
+    """A one-line message for errors the user can act on (and system errors such as a full
+    disk), else the traceback's last lines."""
     if isinstance(exc, TextclusterError):
         return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{type(exc).__name__}: {exc.strerror}" + (f": {exc.filename}" if exc.filename
+                                                           else "")
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return "".join(lines[-4:]).strip()
 
@@ -205,9 +217,10 @@ class BatchSummary:
 
     ledger: object
     total: int
-    skipped: int = 0  # done in an earlier run
+    skipped: int = 0  # done in an earlier run (counted as the jobs are listed)
     done: int = 0
     failed: list = field(default_factory=list)  # (job, error) of this run
+    retried: list = field(default_factory=list)  # (job, error): attempts whose worker died
     report: object = None  # the report's folder, when one was written
     report_error: str | None = None
 
@@ -215,24 +228,29 @@ class BatchSummary:
 def run_batch(pipeline, executor=None, progress=None, report=True):
     """Run the jobs of ``pipeline`` that are not done yet and record each in its ledger.
 
-    ``executor``: from :func:`textcluster.batch.executors.make_executor` (default: this
+    The jobs are made as they are submitted, so the first starts at once however large the
+    grid. ``executor``: from :func:`textcluster.batch.executors.make_executor` (default: this
     process). ``progress(summary)`` is called after every job. Raises
-    :class:`~textcluster.batch.ledger.LedgerBusyError` when another run holds the ledger.
+    :class:`~textcluster.batch.ledger.LedgerBusyError` when another run holds the ledger,
+    :class:`~textcluster.batch.ledger.LedgerDamagedError` when it is damaged, and
+    :class:`ResultNotSavedError` when a result cannot be written (the batch stops there).
     """
-    jobs = expand(pipeline)
     executor = executor or SerialExecutor()
+    summary = BatchSummary(pipeline.ledger_path, count_jobs(pipeline))
     with Ledger.open(pipeline.ledger_path) as ledger:
         ledger.write_meta(pipeline=pipeline.text, pipeline_file=pipeline.source,
                           overrides=list(pipeline.overrides), textcluster_version=__version__,
                           updated=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                          jobs=[job.key for job in jobs])
-        statuses = ledger.statuses()
-        todo = [job for job in jobs if statuses.get(job.key) != "done"]
-        summary = BatchSummary(pipeline.ledger_path, len(jobs), skipped=len(jobs) - len(todo))
+                          jobs=None)  # the keys are written once every job has been listed
+        keys = []
+        todo = _not_done(iter_jobs(pipeline), ledger.statuses(), keys, summary)
+        first = next(todo, None)
         if progress:
             progress(summary)
-        if todo:
-            _run_jobs(todo, executor, ledger, summary, progress, pipeline.clusters_dir)
+        if first is not None:
+            _run_jobs(itertools.chain([first], todo), executor, ledger, summary, progress,
+                      pipeline.clusters_dir)
+        ledger.write_meta(jobs=keys)
     if report and summary.done + summary.skipped > 0:  # a report needs a finished job
         try:
             summary.report = write_report(pipeline)
@@ -241,13 +259,33 @@ def run_batch(pipeline, executor=None, progress=None, report=True):
     return summary
 
 
+def _not_done(jobs, statuses, keys, summary):
+    """The jobs whose status is not done; every key goes to ``keys``."""
+    for job in jobs:
+        keys.append(job.key)
+        if statuses.get(job.key) == "done":
+            summary.skipped += 1
+        else:
+            yield job
+
+
 def _run_jobs(jobs, executor, ledger, summary, progress, clusters_dir):
+    died = {}  # key -> the attempts of a job whose worker died
     try:
         with executor:
             for job, outcome in executor.run(run_job, jobs):
+                fault_point("result")  # fault-injection tests only
+                if isinstance(outcome, WorkerDiedError) and outcome.retry:
+                    # A failed attempt: replaced by the job's result when it is run again.
+                    died.setdefault(job.key, []).append(str(outcome))
+                    summary.retried.append((job, str(outcome)))
+                    _save(ledger, clusters_dir, job, _failure(outcome))
+                    continue
                 result = outcome if isinstance(outcome, dict) else _failure(outcome)
-                _keep_clusters(clusters_dir, job, result)
-                ledger.record(job, result)
+                notes = died.pop(job.key, [])
+                if notes and result["status"] == "done":
+                    result["error"] = "\n".join(notes + [result["error"] or ""]).strip()
+                _save(ledger, clusters_dir, job, result)
                 _count(summary, job, result)
                 if progress:
                     progress(summary)
@@ -255,12 +293,26 @@ def _run_jobs(jobs, executor, ledger, summary, progress, clusters_dir):
         clear_cache()
 
 
-def _keep_clusters(folder, job, result):
-    """Write a job's clusters before its ledger row, so a recorded job always has them."""
+def _save(ledger, folder, job, result):
+    """Write a job's clusters, then its ledger row (so a recorded job always has them);
+    raises :class:`ResultNotSavedError` when either cannot be written."""
     text = result.pop("clusters", None)
-    if text is not None:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        _atomic_write(Path(folder) / f"{job.key}.csv", text)
+    advice = ("The batch stopped; every result saved before it is kept. Fix the cause (e.g. "
+              "free some disk space) and run the same command again to go on")
+    try:
+        if text is not None:
+            fault_point("clusters-write")  # fault-injection tests only
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            _atomic_write(Path(folder) / f"{job.key}.csv", text)
+        ledger.record(job, result)
+    except OSError as exc:
+        raise ResultNotSavedError(
+            f"the clusters of the job {describe_job(job)} could not be written to {folder}: "
+            f"{exc.strerror or exc}. {advice}"
+        ) from exc
+    except LedgerError as exc:
+        raise ResultNotSavedError(f"the result of the job {describe_job(job)} could not be "
+                                  f"saved: {exc}. {advice}") from exc
 
 
 def _failure(exc):
@@ -283,5 +335,6 @@ def write_report(pipeline):
     if writer is None:
         return None
     folder = pipeline.output / "report"
+    fault_point("report")  # fault-injection tests only
     writer(pipeline.ledger_path, folder)
     return folder

@@ -21,7 +21,10 @@ parameter over a grid, the others fixed; each parameter of ``[protocol.sweep]`` 
 iteration is recorded). The last three run on ``documents = "class-subset"`` or ``"full"``.
 
 Every job is one fit: (pipeline, corpus, selection, model, variant, params, k, draw, seed).
-Its key is a hash of that identity, so a re-run finds the jobs it has already done.
+Its key is a hash of that identity, so a re-run finds the jobs it has already done. Jobs are
+counted from the sizes of the lists (:func:`count_jobs`) and made one at a time as they run
+(:func:`iter_jobs`), so a large grid costs nothing before its first job; a list value must
+hold distinct values, and an empty list is an error.
 """
 
 import copy
@@ -30,7 +33,8 @@ import inspect
 import itertools
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -46,6 +50,7 @@ from ..ingest import resolve_loader
 from ..metrics import METRICS
 from ..models import MODELS, make_model
 from ..pipeline import PREPROCESS_DEFAULTS
+from ..registry import UnknownNameError
 from ..summary import UNLABELED
 
 PROTOCOLS = ("class-subset", "full", "sweep", "ablation", "convergence")
@@ -65,6 +70,9 @@ DRAW_SEED_STRIDE = 1000  # draw d of k classes uses the seed 1000·k + d
 LEDGER_NAME = "ledger.sqlite"
 CLUSTERS_DIR = "clusters"  # [output] clusters = true: <dir>/clusters/<job key>.csv
 BEST = "best"  # [published] "model:best": the best of the model's settings
+CONFIRM_ABOVE = 10_000  # the command line asks before running more jobs than this
+MAX_K = 2 ** 31 - 1
+MAX_SEED = 2 ** 32 - 1  # NumPy's random seeds
 
 
 @dataclass(frozen=True)
@@ -89,12 +97,10 @@ class Job:
     def identity(self):
         """What makes a job the same job in another run (not where its data lives nor what
         it returns besides its metrics)."""
-        identity = asdict(self)
-        for extra in ("record_history", "data_dir", "keep_clusters"):
-            del identity[extra]
-        return identity
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("record_history", "data_dir", "keep_clusters")}
 
-    @property
+    @cached_property
     def key(self):
         text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
@@ -126,23 +132,29 @@ class Pipeline:
 def load_pipeline(path, overrides=(), data_dir=None):
     """Read, override (``["protocol.draws=2", ...]``) and validate the pipeline file ``path``.
 
-    ``data_dir`` (the command line's ``--data-dir``) takes precedence over the file's.
+    ``data_dir`` (the command line's ``--data-dir``) takes precedence over the file's. The
+    jobs are checked, not listed: :func:`count_jobs` counts them, :func:`iter_jobs` lists them.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInputError(f"pipeline file {path} does not exist") from None
+    where = str(path)
+    text = _read_text(path)
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InvalidInputError(f"{path}: values are nested too deeply for a pipeline "
+                                "file") from None
     for override in overrides:
-        apply_override(config, override)
-    where = str(path)
+        try:
+            apply_override(config, override)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{where}: {exc}") from None
     _check_tables(config, where)
     name = _pipeline_name(config, path)
     data_dir = data_dir or config.get("pipeline", {}).get("data_dir")
+    if data_dir is not None and not isinstance(data_dir, str):
+        raise InvalidInputError(f"{where}: [pipeline] data_dir must be a folder path (a string)")
     output = config.get("output", {}).get("dir", f"runs/{name}")
     if not isinstance(output, str) or not output.strip():
         raise InvalidInputError(f"{where}: [output] dir must be a folder path (a string)")
@@ -152,9 +164,29 @@ def load_pipeline(path, overrides=(), data_dir=None):
         raise InvalidInputError(f"{where}: [output] clusters must be true or false")
     pipeline = Pipeline(name, where, text, tuple(overrides), config,
                         None if data_dir is None else str(data_dir), output, keep_clusters)
-    jobs = expand(pipeline)  # validates corpora, models and protocol
-    _check_published(config, jobs, where)
+    plan = _plan(pipeline)  # validates corpora, models and protocol
+    _check_published(config, plan, where)
     return pipeline
+
+
+def _read_text(path):
+    """The text of the pipeline file ``path`` (UTF-8, a byte-order mark allowed)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInputError(f"pipeline file {path} does not exist") from None
+    except OSError as exc:
+        raise InvalidInputError(f"pipeline file {path} cannot be read: "
+                                f"{exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInputError(
+            f"{path} is not UTF-8 text: the byte 0x{data[exc.start]:02x} at offset {exc.start} "
+            f"(line {line}) cannot be decoded; save the file as UTF-8"
+        ) from None
+    return text.removeprefix("\ufeff")
 
 
 def apply_override(config, override):
@@ -171,18 +203,21 @@ def apply_override(config, override):
             f"--set {override!r} is not of the form key=value with a dotted key, e.g. "
             "protocol.draws=2 or models.gnmf.params.max_iter=50"
         )
-    value = _toml_value(raw.strip())
+    value = _toml_value(raw.strip(), dotted)
     for table in _containers(config, segments[:-1], dotted):
         if not isinstance(table, dict):
             raise InvalidInputError(f"--set {dotted}: {'.'.join(segments[:-1])} is not a table")
         table[segments[-1]] = copy.deepcopy(value)
 
 
-def _toml_value(raw):
+def _toml_value(raw, dotted):
     try:
-        return tomllib.loads(f"value = {raw}")["value"]
+        parsed = tomllib.loads(f"value = {raw}")
     except tomllib.TOMLDecodeError:
         return raw
+    except RecursionError:
+        raise InvalidInputError(f"--set {dotted}: the value is nested too deeply") from None
+    return parsed["value"] if list(parsed) == ["value"] else raw  # one value, not more lines
 
 
 def _containers(node, segments, dotted):
@@ -200,7 +235,7 @@ def _children(node, segment, dotted):
         raise InvalidInputError(f"--set {dotted}: {segment!r} is inside a value, not a table")
     if segment == "*":
         return node
-    if segment.isdigit():
+    if segment.isdecimal():
         if int(segment) >= len(node):
             raise InvalidInputError(
                 f"--set {dotted}: index {segment} is out of range (there are {len(node)} entries)"
@@ -256,44 +291,84 @@ def _pipeline_name(config, path):
 
 
 # -- expansion -------------------------------------------------------------------------------
+def iter_jobs(pipeline):
+    """The jobs of ``pipeline``, made one at a time, in a stable order: corpus, k, draw, seed,
+    then model, so the models of one draw run next to each other."""
+    plan = _plan(pipeline)
+    protocol = plan.protocol
+    for corpus in plan.corpora:
+        for k, draw, seed in _data_points(protocol):
+            draw_seed = None if draw is None else DRAW_SEED_STRIDE * k + draw
+            selection = {**corpus["selection"], "draw_seed": draw_seed}
+            for model in plan.models:
+                for variant, params in model.points():
+                    yield Job(
+                        pipeline.name, corpus["name"], selection, model.name, variant, params,
+                        k, draw, seed, protocol["kind"], protocol["labeled"],
+                        protocol["kind"] == "convergence", pipeline.data_dir,
+                        pipeline.keep_clusters,
+                    )
+
+
 def expand(pipeline):
-    """The jobs of ``pipeline``, in a stable order: corpus, k, draw, seed, then model, so the
-    models of one draw run next to each other. Raises on a malformed pipeline."""
+    """Every job of ``pipeline`` as a list (see :func:`iter_jobs`; :func:`count_jobs` counts
+    them without making them)."""
+    return list(iter_jobs(pipeline))
+
+
+def count_jobs(pipeline):
+    """The number of jobs of ``pipeline``, from the sizes of its lists and ranges."""
+    plan = _plan(pipeline)
+    protocol = plan.protocol
+    data_points = math.prod(len(protocol[name]) for name in ("k", "draws", "seeds"))
+    return len(plan.corpora) * data_points * sum(model.count for model in plan.models)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A validated pipeline, before its jobs are made."""
+
+    protocol: dict
+    corpora: list
+    models: list  # _ModelPoints
+
+
+def _plan(pipeline):
     where = pipeline.source
     protocol = _protocol(pipeline.config.get("protocol", {}), where)
     corpora = [_corpus(entry, where) for entry in pipeline.config["corpora"]]
     models = [_model_points(entry, protocol, where) for entry in pipeline.config["models"]]
     _check_protocol_needs(protocol, models, pipeline.config["models"], where)
-    jobs = []
+    _check_unique(corpora, models, where)
+    return _Plan(protocol, corpora, models)
+
+
+def _check_unique(corpora, models, where):
+    """No job twice: each list holds distinct values (checked where it is read), and corpora
+    and the models' settings are not repeated across entries."""
+    seen = set()
     for corpus in corpora:
-        for k, draw, seed in _data_points(protocol):
-            draw_seed = None if draw is None else DRAW_SEED_STRIDE * k + draw
-            selection = {**corpus["selection"], "draw_seed": draw_seed}
-            for model_name, points in models:
-                for variant, params in points:
-                    jobs.append(Job(
-                        pipeline.name, corpus["name"], selection, model_name, variant, params,
-                        k, draw, seed, protocol["kind"], protocol["labeled"],
-                        protocol["kind"] == "convergence", pipeline.data_dir,
-                        pipeline.keep_clusters,
-                    ))
-    _check_unique(jobs, where)
-    return jobs
-
-
-def _check_unique(jobs, where):
-    seen = {}
-    for job in jobs:
-        if job.key in seen:
-            raise InvalidInputError(
-                f"{where}: the job (corpus {job.corpus}, model {job.model}, variant "
-                f"{job.variant}, k {job.k}, draw {job.draw}, seed {job.seed}) is listed twice; "
-                "remove the repeated k, seed, corpus or model entry"
-            )
-        seen[job.key] = job
+        identity = json.dumps([corpus["name"], corpus["selection"]], sort_keys=True)
+        if identity in seen:
+            raise InvalidInputError(f"{where}: corpus {corpus['name']!r} is listed twice with "
+                                    "the same select, preprocess and graph; remove one")
+        seen.add(identity)
+    names = [model.name for model in models]
+    for name in {n for n in names if names.count(n) > 1}:
+        points = set()
+        for model in (m for m in models if m.name == name):
+            for variant, params in model.points():
+                identity = json.dumps([variant, params], sort_keys=True)
+                if identity in points:
+                    raise InvalidInputError(
+                        f"{where}: model {name!r} with the settings {variant or params!r} is "
+                        "listed twice (in two [[models]] entries); remove one"
+                    )
+                points.add(identity)
 
 
 def _data_points(protocol):
+    """``(k, draw, seed)``, made one at a time (``k`` and the seeds may be long ranges)."""
     for k in protocol["k"]:
         for draw in protocol["draws"]:
             for seed in protocol["seeds"]:
@@ -345,19 +420,31 @@ def _cluster_counts(spec, documents, where):
     if isinstance(spec, dict):
         _check_keys(spec, ("from", "to", "step"), f"{where} k")
         start, stop, step = spec.get("from"), spec.get("to"), spec.get("step", 1)
-        if not all(_is_int(v) for v in (start, stop, step)) or step < 1 or stop < start:
+        if (not all(_is_int(v) for v in (start, stop, step)) or step < 1 or stop < start
+                or start < 1 or stop > MAX_K):
             raise InvalidInputError(
-                f"{where}: k = {spec!r} must have integers from <= to (and step >= 1)"
+                f"{where}: k = {spec!r} must have integers 1 <= from <= to <= {MAX_K} (and "
+                "step >= 1)"
             )
-        values = list(range(start, stop + 1, step))
-    else:
-        values = spec if isinstance(spec, list) else [spec]
-    if not values or not all(_is_int(v) and v >= 1 for v in values):
+        return range(start, stop + 1, step)
+    values = spec if isinstance(spec, list) else [spec]
+    if not values or not all(_is_int(v) and 1 <= v <= MAX_K for v in values):
         raise InvalidInputError(
-            f"{where}: k = {spec!r} must be a positive integer, a list of them, "
-            "{from = 2, to = 10} or \"classes\""
+            f"{where}: k = {spec!r} must be a positive integer (at most {MAX_K}), a list of "
+            "them, {from = 2, to = 10} or \"classes\""
         )
+    _check_distinct(values, f"{where}: k")
     return values
+
+
+def _check_distinct(values, where):
+    seen = set()
+    for value in values:
+        text = json.dumps(value, sort_keys=True)
+        if text in seen:
+            raise InvalidInputError(f"{where} has {value!r} listed twice; remove the repeated "
+                                    "value")
+        seen.add(text)
 
 
 def _draws(spec, documents, where):
@@ -370,7 +457,7 @@ def _draws(spec, documents, where):
             f"{where}: class subsets need draws = the number of class draws per k "
             f"(1 to {DRAW_SEED_STRIDE}), got {spec!r}"
         )
-    return list(range(spec))
+    return range(spec)
 
 
 def _seeds(table, where):
@@ -380,15 +467,19 @@ def _seeds(table, where):
             raise InvalidInputError(f"{where}: give seeds, or seed and repeats, not both")
         seeds = table["seeds"]
         if not isinstance(seeds, list) or not seeds or not all(
-                _is_int(s) and s >= 0 for s in seeds):
-            raise InvalidInputError(f"{where}: seeds must be a list of non-negative integers")
+                _is_int(s) and 0 <= s <= MAX_SEED for s in seeds):
+            raise InvalidInputError(f"{where}: seeds must be a list of integers from 0 to "
+                                    f"{MAX_SEED}")
+        _check_distinct(seeds, f"{where}: seeds")
         return seeds
     seed, repeats = table.get("seed", 0), table.get("repeats", 1)
-    if not _is_int(seed) or seed < 0 or not _is_int(repeats) or repeats < 1:
+    if (not _is_int(seed) or seed < 0 or not _is_int(repeats) or repeats < 1
+            or seed + repeats - 1 > MAX_SEED):
         raise InvalidInputError(
-            f"{where}: seed must be a non-negative and repeats a positive integer"
+            f"{where}: seed must be a non-negative and repeats a positive integer, with "
+            f"seed + repeats - 1 <= {MAX_SEED}"
         )
-    return list(range(seed, seed + repeats))
+    return range(seed, seed + repeats)
 
 
 def _labeled(table, where):
@@ -420,14 +511,14 @@ def _sweep(spec, kind, where):
     for name, values in spec.items():
         if not isinstance(values, list) or not values:
             raise InvalidInputError(f"{where}: sweep {name} must be a non-empty list of values")
+        _check_distinct(values, f"{where}: sweep {name}")
     return spec
 
 
 def _check_protocol_needs(protocol, models, entries, where):
     swept = set(protocol["sweep"])
     if swept:
-        covered = {name for _, points in models for _, params in points for name in params
-                   if name in swept}
+        covered = {name for model in models for name in model.sweep}
         missing = sorted(swept - covered)
         if missing:
             raise InvalidInputError(
@@ -448,7 +539,10 @@ def _is_int(value):
 def _corpus(entry, where):
     name = entry["name"]
     where = f"{where}: corpus {name!r}"
-    loader = resolve_loader(name)  # an unknown name lists the known ones
+    try:
+        loader = resolve_loader(name)  # an unknown name lists the known ones
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{where}: {exc}") from None
     select = _options(entry, "select", where)
     accepted = [p for p in inspect.signature(loader).parameters if p != "data_dir"]
     _check_keys(select, accepted, f"{where} select")
@@ -472,34 +566,58 @@ def _options(entry, key, where):
 
 def _check_plain(value, where, lists=True):
     """A value a ledger can hold as JSON: a string, number, boolean or (``lists``) a list of
-    them; TOML dates and tables are refused."""
+    them; TOML dates and tables are refused, and so are NaN and infinite numbers."""
     items = value if lists and isinstance(value, list) else [value]
-    if not all(isinstance(v, (str, int, float, bool)) for v in items):
-        kinds = "a string, number, boolean" + (" or a list of them" if lists else "")
+    if not all(isinstance(v, (str, int, float, bool)) for v in items) or any(
+            isinstance(v, float) and not math.isfinite(v) for v in items):
+        kinds = "a string, finite number, boolean" + (" or a list of them" if lists else "")
         raise InvalidInputError(f"{where} must be {kinds}, got {value!r}")
 
 
 # -- models ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _ModelPoints:
+    """The settings a ``[[models]]`` entry runs: each named variant × each grid point × each
+    value of each swept parameter the model has; made one at a time by :meth:`points`."""
+
+    name: str
+    variants: list  # (variant name, params with lists for grids)
+    sweep: dict  # the swept parameters the model has: name -> values
+
+    @property
+    def count(self):
+        per_point = sum(len(values) for values in self.sweep.values()) or 1
+        return per_point * sum(math.prod(len(v) for v in params.values() if isinstance(v, list))
+                               for _, params in self.variants)
+
+    def points(self):
+        """``(variant label, params)`` of every setting."""
+        for variant, merged in self.variants:
+            for grid_names, params in _grid(merged):
+                for swept_names, point in _swept(params, self.sweep):
+                    yield _variant_label(variant, grid_names + swept_names, point), point
+
+
 def _model_points(entry, protocol, where):
-    """``(name, [(variant, params), ...])``: each named variant × each grid point × each
-    value of each swept parameter the model has."""
     name = entry["name"]
-    cls = MODELS.get(name)  # an unknown name lists the known ones
+    try:
+        cls = MODELS.get(name)  # an unknown name lists the known ones
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{where}: {exc}") from None
     where = f"{where}: model {name!r}"
     known = cls().get_params()
+    sweep = {param: values for param, values in protocol["sweep"].items() if param in known}
     base = _params(entry.get("params", {}), known, where)
     variants = entry.get("variants", {"": {}})
     if not isinstance(variants, dict) or not variants:
         raise InvalidInputError(f"{where}: variants must be a table of name = {{ params }}")
-    points = []
+    merged = []
     for variant, overrides in variants.items():
-        merged = {**base, **_params(overrides, known, f"{where} variant {variant!r}")}
-        for grid_names, params in _grid(merged):
-            for swept_names, point in _swept(params, protocol["sweep"], known):
-                label = _variant_label(variant, grid_names + swept_names, point)
-                _validate(name, point, f"{where} variant {label!r}")
-                points.append((label, point))
-    return name, points
+        at = f"{where} variant {variant!r}" if variant else where
+        params = {**base, **_params(overrides, known, at)}
+        _validate_values(name, params, sweep, at)
+        merged.append((variant, params))
+    return _ModelPoints(name, merged, sweep)
 
 
 def _params(table, known, where):
@@ -516,6 +634,13 @@ def _params(table, known, where):
                 f"{where}: unknown parameter {param!r}; its parameters are: "
                 f"{', '.join(p for p in sorted(known) if p not in PROTOCOL_PARAMS)}"
             )
+        if value == []:
+            raise InvalidInputError(
+                f"{where}: {param} = [] is empty; a list is a grid of values to try, so give "
+                f"at least one value (or remove {param})"
+            )
+        if isinstance(value, list):
+            _check_distinct(value, f"{where}: {param}")
     return dict(table)
 
 
@@ -527,14 +652,13 @@ def _grid(params):
         yield gridded, {**params, **dict(zip(gridded, values))}
 
 
-def _swept(params, sweep, known):
-    """One point per value of each swept parameter the model has (the others at ``params``);
-    ``params`` itself when it has none of them."""
-    swept = [name for name in sweep if name in known]
-    if not swept:
+def _swept(params, sweep):
+    """One point per value of each swept parameter (the others at ``params``); ``params``
+    itself when the model has none."""
+    if not sweep:
         yield [], params
-    for name in swept:
-        for value in sweep[name]:
+    for name, values in sweep.items():
+        for value in values:
             yield [name], {**params, name: value}
 
 
@@ -543,8 +667,24 @@ def _variant_label(variant, names, point):
     return ",".join(parts)  # "" for the model as its params set it
 
 
+def _validate_values(name, params, sweep, where):
+    """Check every value of the grid and the sweep now — each once, the other parameters at
+    their first value — so a typo fails once instead of in every job."""
+    both = sorted(set(sweep) & {p for p, v in params.items() if isinstance(v, list)})
+    if both:
+        raise InvalidInputError(f"{where}: {both[0]} is both a grid (a list in params) and "
+                                "swept ([protocol.sweep]); give its values in one place")
+    first = {param: value[0] if isinstance(value, list) else value
+             for param, value in params.items()}
+    _validate(name, first, where)
+    choices = {**{p: v[1:] for p, v in params.items() if isinstance(v, list)}, **sweep}
+    for param, values in choices.items():
+        for value in values:
+            _validate(name, {**first, param: value}, f"{where} {param}={value!r}")
+
+
 def _validate(name, params, where):
-    """Check the values now, so that a typo fails once instead of in every job."""
+    """Check the values of one setting with the model's own parameter constraints."""
     model = make_model(name, **params)
     try:
         model._validate_params()
@@ -553,7 +693,7 @@ def _validate(name, params, where):
 
 
 # -- published numbers -----------------------------------------------------------------------
-def _check_published(config, jobs, where):
+def _check_published(config, plan, where):
     """``[published]``: an optional ``source`` string and, for corpora of ``[[corpora]]``, a
     table of method label → ``{ metric = number }``; the labels are those of the jobs."""
     table = config.get("published")
@@ -564,8 +704,9 @@ def _check_published(config, jobs, where):
                                 "and one table per corpus")
     corpora = [entry["name"] for entry in config["corpora"]]
     methods = {}  # method label -> model, in job order
-    for job in jobs:
-        methods.setdefault(method_label(job.model, job.variant), job.model)
+    for model in plan.models:
+        for variant, _ in model.points():
+            methods.setdefault(method_label(model.name, variant), model.name)
     for key, value in table.items():
         if key == "source":
             if not isinstance(value, str):

@@ -6,6 +6,7 @@ from .. import __version__
 from .batch import batch_command
 from .cache import cache_group
 from .corpora import corpora_group
+from .ledger import ledger_group
 from .report import report_command
 from .run import run_command
 
@@ -26,3 +27,4 @@ main.add_command(batch_command)
 main.add_command(report_command)
 main.add_command(corpora_group)
 main.add_command(cache_group)
+main.add_command(ledger_group)
