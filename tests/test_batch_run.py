@@ -424,3 +424,17 @@ def test_above_the_threshold_yes_runs_and_a_terminal_is_asked(tmp_path, data_dir
     assert not (tmp_path / "out").exists()
     accepted = batch(pipeline, "--data-dir", data_dir, "--no-report", "--yes")
     assert accepted.exit_code == 0 and "8 done now" in accepted.output
+
+
+def test_a_whole_corpus_job_checks_k_as_run_does(tmp_path, data_dir):
+    """k above the corpus' documents: the job is recorded failed with run's own message, for
+    k-means too (whose estimator would otherwise give scikit-learn's error)."""
+    pipeline = tmp_path / "p.toml"
+    pipeline.write_text(
+        '[[corpora]]\nname = "tdt2"\n[[models]]\nname = "kmeans"\nparams = { n_init = 2 }\n'
+        '[protocol]\nkind = "full"\nk = 500\n'
+        f'[output]\ndir = "{(tmp_path / "out").as_posix()}"\n', encoding="utf-8")
+    summary = run_batch(load_pipeline(pipeline, data_dir=str(data_dir)), report=False)
+    assert len(summary.failed) == 1
+    error = load_results(tmp_path / "out")["error"].iloc[0]
+    assert "--k 500 is not possible" in error and "80 documents" in error

@@ -322,7 +322,7 @@ def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
         rep = represent(corpus, **routed["preprocess"])
     corpus = rep.corpus
     k = k or (len(corpus.classes) if corpus.labels is not None else None)
-    _check_k(k, rep)
+    check_k(k, rep)
     model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
     graph = _document_graph(graph_choice, corpus, model, model_name)
     y = _seen_labels(corpus, model_name, seed, labeled_fraction, labeled_per_class)
@@ -405,7 +405,7 @@ def _planned_iterations(model):
     return planned() if planned else 1
 
 
-def _check_k(k, rep):
+def check_k(k, rep):
     """``k`` clusters need at least ``k`` documents, and ``k`` distinct ones."""
     name, n_docs = rep.corpus.name, rep.X.shape[0]
     if k is None:

@@ -29,7 +29,7 @@ from .._errors import InvalidInputError, TextclusterError
 from ..export import _atomic_write
 from ..metrics import evaluate
 from ..models import chosen_settings, make_model
-from ..pipeline import Timer, load_corpus, represent
+from ..pipeline import Timer, check_k, load_corpus, represent
 from ..protocol import class_subset, evaluate_split, labeled_subset
 from .executors import SerialExecutor, WorkerDiedError, describe_job
 from .faults import fault_point
@@ -73,6 +73,8 @@ def _fit_and_score(job, timer):
         X = rep.X[rows]
         truth = None if rep.corpus.labels is None else rep.corpus.labels[rows]
         k = job.k or _n_classes(truth, job)
+        if job.draw is None:  # the whole corpus: the same check as ``textcluster run``
+            check_k(k, rep)
         labeled, y = labelled_documents(truth, job)
         graph = _corpus_graph(rep.corpus, rows, job)
     model = make_model(job.model, n_components=k, random_state=job.seed, **job.params)
