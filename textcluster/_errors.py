@@ -19,3 +19,8 @@ class CorpusFormatError(TextclusterError, ValueError):
 
 class InvalidInputError(TextclusterError, ValueError):
     """Data or parameters that a model or a stage cannot work with."""
+
+
+class MissingDependencyError(TextclusterError, ImportError):
+    """A feature needs an optional package that is not installed; the message names the extra
+    that installs it (``pip install 'textcluster[plots]'``)."""

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ._compat import require
 from ._errors import InvalidInputError
 
 
@@ -175,8 +176,9 @@ class Corpus:
 
     def to_dataset(self):
         """The corpus as a Hugging Face :class:`datasets.Dataset` with the columns of
-        :meth:`to_pandas` (the corpus name is in ``dataset.info.description``)."""
-        import datasets
+        :meth:`to_pandas` (the corpus name is in ``dataset.info.description``). Needs the
+        ``hf`` extra."""
+        datasets = require("datasets", extra="hf", feature="Corpus.to_dataset")
 
         dataset = datasets.Dataset.from_pandas(self.to_pandas(), preserve_index=False)
         dataset.info.description = f"textcluster corpus {self.name!r}"

@@ -3,25 +3,32 @@
 Each plotting function takes an already aggregated table (see :mod:`textcluster.report`) and
 returns one :class:`matplotlib.figure.Figure`; :func:`save` writes it. Figures are built on a
 ``FigureCanvasAgg``, never through ``pyplot``, so plotting needs no display and leaves the
-caller's matplotlib backend alone.
+caller's matplotlib backend alone. matplotlib is optional (``pip install 'textcluster[plots]'``):
+it is imported when the first figure is made, and its absence is a
+:class:`~textcluster._errors.MissingDependencyError` naming the extra.
 
 A metric with a known range (``limits``, e.g. ``(0, 100)`` for NMI in %) gets its value axis
 fitted to the data and error bars, then clipped to that range: never an NMI of 120 % or an
 entropy of −5 %. Unbounded values (objective, seconds) keep free axes.
 """
 
+from __future__ import annotations
+
 import os
 import uuid
 from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+
+from ._compat import require
+
+if TYPE_CHECKING:  # matplotlib is optional (the ``plots`` extra): imported where a figure is made
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "FORMATS",
@@ -71,7 +78,16 @@ def _is_numeric(values):
         return False
 
 
+def _matplotlib():
+    """The matplotlib module, or a MissingDependencyError naming the ``plots`` extra."""
+    return require("matplotlib", extra="plots", feature="textcluster report")
+
+
 def _figure(title: str) -> tuple[Figure, Axes]:
+    _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=FIGURE_SIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     ax = figure.subplots()
@@ -117,7 +133,7 @@ def save(figure: Figure, stem: Path | str) -> list[Path]:
     paths = []
     for fmt in FORMATS:
         buffer = BytesIO()
-        with matplotlib.rc_context({"svg.hashsalt": "textcluster"}):
+        with _matplotlib().rc_context({"svg.hashsalt": "textcluster"}):
             figure.savefig(buffer, format=fmt, dpi=DPI,
                            metadata={"Date": None} if fmt == "svg" else None)
         paths.append(_write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
@@ -190,7 +206,7 @@ def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str =
     negative), on a log scale when every value is positive and the traces span more than one
     decade."""
     figure, ax = _figure(title)
-    palette = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    palette = _matplotlib().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     methods = list(dict.fromkeys(method for method, _ in traces))
     colours = {method: palette[i % len(palette)] for i, method in enumerate(methods)}
     labelled = set()

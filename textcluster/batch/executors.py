@@ -24,6 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
+from .._compat import require
 from .._errors import TextclusterError
 from .faults import fault_point
 
@@ -275,6 +276,8 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, address=None, n_workers=1):
+        require("distributed", extra="dask", package="dask[distributed]",
+                feature="textcluster batch --executor dask")
         self.address, self.n_workers = address, n_workers
         self._client = self._cluster = None
 

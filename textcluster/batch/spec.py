@@ -33,18 +33,13 @@ import inspect
 import itertools
 import json
 import math
+import tomllib
 from dataclasses import dataclass, fields
 from functools import cached_property
 from numbers import Integral, Real
 from pathlib import Path
 
-from sklearn.utils._param_validation import InvalidParameterError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
+from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
 from ..ingest import resolve_loader
 from ..metrics import METRICS

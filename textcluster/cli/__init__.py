@@ -7,6 +7,7 @@ from .batch import batch_command
 from .cache import cache_group
 from .corpora import corpora_group
 from .ledger import ledger_group
+from .models import models_command
 from .report import report_command
 from .run import run_command
 
@@ -23,6 +24,7 @@ def main():
 
 
 main.add_command(run_command)
+main.add_command(models_command)
 main.add_command(batch_command)
 main.add_command(report_command)
 main.add_command(corpora_group)

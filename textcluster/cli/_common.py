@@ -7,8 +7,8 @@ import warnings
 
 import click
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import InvalidParameterError
 
+from .._compat import InvalidParameterError
 from .._errors import TextclusterError
 from ..progress import reporting_progress
 
@@ -20,16 +20,23 @@ def data_dir_option(func):
     )(func)
 
 
+_BOOLEANS = {"True": True, "False": False}
+
+
 def parse_settings(pairs):
     """``["lam=10", "weighting=heat"]`` → ``{"lam": 10, "weighting": "heat"}``.
 
-    Values are read as JSON when they parse (numbers, true/false, null), else as strings.
+    Values are read as JSON when they parse (numbers, true/false, null), else as strings;
+    ``True`` and ``False`` are booleans too.
     """
     settings = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"{pair!r} is not of the form name=value", param_hint="--set")
+        if value in _BOOLEANS:
+            settings[name.strip()] = _BOOLEANS[value]
+            continue
         try:
             settings[name.strip()] = json.loads(value)
         except json.JSONDecodeError:

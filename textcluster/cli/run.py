@@ -17,8 +17,8 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 @click.command("run")
 @click.argument("corpus")
 @click.option("--model", "-m", default="gnmf", show_default=True,
-              help=f"Model name: {', '.join(MODELS.names())}.")
-@click.option("--k", type=click.IntRange(min=1), default=None,
+              help=f"Model name: {', '.join(MODELS.names())} (textcluster models).")
+@click.option("--k", "-k", type=click.IntRange(min=1), default=None,
               help="Number of clusters (default: number of classes).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
@@ -49,11 +49,12 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
     Examples:
       textcluster run tdt2 --model gnmf --out runs/tdt2
       textcluster run reuters --model nmf --set top=30 --set ncw=true
-      textcluster run reuters-cai --model gnmf --k 20 --set lam=100 --set scaling=cai
+      textcluster run reuters-cai --model gnmf -k 20 --set lam=100 --set scaling=cai
       textcluster run citeulike-t:tags --model gnmf --k 20 --set graph=citations
       textcluster run my_docs.csv --set text_column=body --set label_column=topic
       textcluster run tdt2 --model sodnmf --labeled-fraction 0.1
     """
+    MODELS.get(model, suggest=True)  # an unknown name fails before the corpus is loaded
     if out:  # fail now, not after a long run, when the folder cannot be created
         Path(out).mkdir(parents=True, exist_ok=True)
     with cache.disabled() if no_cache else nullcontext():

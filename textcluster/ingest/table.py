@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._compat import require
 from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
@@ -81,9 +82,8 @@ def load_hf(name, split="train", config=None, data_files=None,
     """A Hugging Face dataset: ``datasets.load_dataset(name, config, split=split,
     data_files=data_files)``. ``name`` is a Hub id (``"ag_news"``) or a packaged builder for
     local files (``"csv"``, ``"json"``, ``"parquet"``, ``"text"``) with ``data_files``. Integer
-    labels of a ``ClassLabel`` column become their class names."""
-    import datasets
-
+    labels of a ``ClassLabel`` column become their class names. Needs the ``hf`` extra."""
+    datasets = require("datasets", extra="hf", feature="a Hugging Face dataset (hf:NAME)")
     dataset = _hf_dataset(datasets, name, config, split, data_files, cache_dir)
     where = f"Hugging Face dataset {name!r} (split {split!r})"
     columns = [c for c in (text_column, _maybe(label_column), _maybe(id_column))
@@ -128,8 +128,7 @@ def _hf_dataset(datasets, name, config, split, data_files, cache_dir):
 
 def _class_names(dataset, frame):
     """Replace ``ClassLabel`` integers by their names, in place."""
-    import datasets
-
+    datasets = require("datasets", extra="hf", feature="a Hugging Face dataset (hf:NAME)")
     for column in frame.columns:
         feature = dataset.features.get(column)
         if isinstance(feature, datasets.ClassLabel):
@@ -142,6 +141,7 @@ def _class_names(dataset, frame):
 def _read_frame(path, fmt):
     """``(DataFrame, used_latin1)``; parse errors name the file."""
     if fmt == "parquet":
+        require("pyarrow", extra="parquet", feature="reading a .parquet file")
         return _parse(path, lambda: pd.read_parquet(path)), False
     try:
         return _parse(path, lambda: _read_text_table(path, fmt, "utf-8-sig")), False

@@ -27,10 +27,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ..assign import assign_clusters
 from ..progress import progress_step

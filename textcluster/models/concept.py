@@ -34,9 +34,9 @@ Documents may be weighted by the normalized-cut weighting (``ncw``, Xu, Liu & Go
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
+from .._compat import Interval, StrOptions
 from ._base import EPS, FactorizationModel, shared_parameters
 from ._kernel import (
     DenseKernel,

@@ -13,8 +13,8 @@ Everything is written with the kernel ``K = X Xᵀ`` (n × n, dense): memory O(n
 """
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
+from .._compat import StrOptions
 from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._kernel import (
     DenseKernel,

@@ -12,9 +12,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import graph as graphs
+from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
 from ._linalg import SparseOperator

@@ -45,10 +45,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 from threadpoolctl import ThreadpoolController
 
+from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ..graph import knn_graph
 from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters

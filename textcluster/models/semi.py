@@ -18,8 +18,8 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ._base import EPS, check_custom_factor, shared_parameters
 from .nmf import (

@@ -9,8 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.preprocessing import normalize as _normalize_rows
-from sklearn.utils._param_validation import InvalidParameterError
 
+from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
 from ..registry import Registry
 from .tokenize import Analyzer

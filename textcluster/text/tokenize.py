@@ -3,6 +3,7 @@
 import re
 from functools import lru_cache
 
+from .._compat import require
 from .._errors import InvalidInputError
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]")  # starts with a letter, no pure numbers
@@ -40,7 +41,8 @@ def stop_words(name="spacy"):
 
 class Analyzer:
     """Turns a text into terms: spaCy tokens, lower-cased, alphabetic, stop words removed,
-    optionally stemmed (NLTK's Porter stemmer) or lemmatized (spaCy's lookup lemmatizer).
+    optionally stemmed (NLTK's Porter stemmer: the ``nltk`` extra) or lemmatized (spaCy's
+    lookup lemmatizer).
 
     Instances are picklable so vectorizers using them can run in worker processes.
     """
@@ -74,6 +76,7 @@ class Analyzer:
 
 def _normalizer(kind):
     if kind == "stem":
+        require("nltk", extra="nltk", feature="stemming (normalize=stem)")
         from nltk.stem.porter import PorterStemmer
 
         return PorterStemmer().stem

@@ -1,0 +1,49 @@
+"""What textcluster takes from its dependencies beyond their public API, and its optional ones.
+
+* scikit-learn's parameter validation (``Interval``, ``StrOptions``, ``InvalidParameterError``)
+  lives in the private ``sklearn.utils._param_validation``; every module imports it from here,
+  so a change in scikit-learn is fixed in one place. scikit-learn >= 1.6 is needed (its
+  ``__sklearn_tags__`` and ``sklearn.utils.validation.validate_data``).
+* :func:`require` imports an optional package (an extra of ``pyproject.toml``) where a feature
+  uses it, or raises :class:`~textcluster._errors.MissingDependencyError` naming the extra.
+"""
+
+import importlib
+
+from sklearn.utils._param_validation import (  # noqa: F401 - re-exported
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+)
+
+from ._errors import MissingDependencyError
+
+__all__ = ["EXTRAS", "Interval", "InvalidParameterError", "StrOptions", "require"]
+
+# extra -> (the packages it installs, what they are for); pyproject.toml has the versions
+EXTRAS = {
+    "plots": ("matplotlib", "the report's figures (textcluster report, batch reports)"),
+    "hf": ("datasets", "Hugging Face datasets (hf:NAME corpora, Corpus.to_dataset)"),
+    "parquet": ("pyarrow", ".parquet corpus files"),
+    "nltk": ("nltk", "Porter stemming (normalize=stem)"),
+    "dask": ("dask[distributed]", "textcluster batch --executor dask / --scheduler"),
+}
+
+
+def require(module, extra, feature, package=None):
+    """Import and return the optional ``module``; when it is not installed raise
+    :class:`MissingDependencyError`: "``feature`` needs ``package``: pip install
+    'textcluster[extra]'" (``package`` defaults to the module's name).
+
+    Only a missing ``module`` is turned into that message; an installed package that fails to
+    import (a broken install) raises its own error.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        top = module.partition(".")[0]
+        if exc.name not in (module, top):
+            raise
+        raise MissingDependencyError(
+            f"{feature} needs {package or top}: pip install 'textcluster[{extra}]'"
+        ) from None
