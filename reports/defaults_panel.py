@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textcluster.report import load_results
+from textcluster.batch.ledger import load_results  # every finished job, of every run
 
 BASELINES = ("kmeans", "lsi-kmeans", "nmf")
 JUDGED = ("gnmf", "anmf", "lccf")
@@ -78,6 +78,18 @@ def table(rows, corpora):
     return lines, passed
 
 
+def cleared(rows, corpora, models):
+    """``{model: [corpora at or above the bar, corpora run]}``."""
+    counts = {m: [0, 0] for m in models}
+    for corpus in corpora:
+        need = bar(rows, corpus)
+        for model in models:
+            if need is not None and (corpus, model) in rows:
+                counts[model][0] += rows[corpus, model]["nmi"] >= need - 1e-12
+                counts[model][1] += 1
+    return counts
+
+
 def detail(rows, corpora, models):
     lines = ["| corpus | model | runs | NMI | AC | purity |", "|---|---|---|---|---|---|"]
     for corpus in corpora:
@@ -99,6 +111,7 @@ def main():
     corpora = list(dict.fromkeys(jobs["corpus"]))
     lines, passed = table(rows, corpora)
     counts = ", ".join(f"{m} {p} of {n}" for m, (p, n) in passed.items())
+    others = ", ".join(f"{m} {p} of {n}" for m, (p, n) in cleared(rows, corpora, OTHERS).items())
     text = "\n".join([
         "# Defaults on the development panel, TDT2 and Reuters: the acceptance table",
         "",
@@ -108,7 +121,9 @@ def main():
         "must reach, max(NMF − 1, max(k-means, LSA + k-means) − 2) points; ✓ reached, ✗ not. "
         "λ chosen: the graph strength each seed's selection chose.",
         "",
-        f"Corpora passed: {counts}.",
+        f"Corpora passed: {counts}. The rest of the unsupervised zoo against the same bar, "
+        f"with fixed defaults (no label-free selection yet), on the corpora it has run on: "
+        f"{others}.",
         "",
         *lines,
         "",
