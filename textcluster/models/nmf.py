@@ -323,7 +323,8 @@ class GNMF(SelectsGraphStrength, NMF):
     document to the same profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost:
     230 path iterations, 3 × ``max_iter`` for the graph-led fits and 14 k-means runs on the
     factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
-    λ; end to end see ``benchmarks/bench_lam_selection.py`` and the README.
+    λ; end to end 2.4–2.7 times a fixed-λ run (TDT2, CLUTO la1, AG News, Reuters;
+    ``benchmarks/bench_lam_selection.py``).
 
     The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
     the data: the documents it links must be at least ``MIN_EDGE_LIFT`` = 2 times as similar
