@@ -619,3 +619,16 @@ def test_agreement_leaves_out_pairs_without_shared_documents(tmp_path):
     assert views.empty
     table = agreement_markup(views, ["nmf"], "caption", "note")
     assert "nan" not in repr(table.rows)
+
+
+def test_without_matplotlib_the_report_says_so_and_writes_nothing(ledger, tmp_path, monkeypatch):
+    import sys
+
+    from textcluster._errors import MissingDependencyError
+
+    for module in [m for m in sys.modules if m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MissingDependencyError, match=r"textcluster\[plots\]"):
+        write_report(ledger, tmp_path / "report")
+    assert not (tmp_path / "report").exists()

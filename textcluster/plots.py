@@ -78,13 +78,13 @@ def _is_numeric(values):
         return False
 
 
-def _matplotlib():
+def require_matplotlib():
     """The matplotlib module, or a MissingDependencyError naming the ``plots`` extra."""
     return require("matplotlib", extra="plots", feature="textcluster report")
 
 
 def _figure(title: str) -> tuple[Figure, Axes]:
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -133,7 +133,7 @@ def save(figure: Figure, stem: Path | str) -> list[Path]:
     paths = []
     for fmt in FORMATS:
         buffer = BytesIO()
-        with _matplotlib().rc_context({"svg.hashsalt": "textcluster"}):
+        with require_matplotlib().rc_context({"svg.hashsalt": "textcluster"}):
             figure.savefig(buffer, format=fmt, dpi=DPI,
                            metadata={"Date": None} if fmt == "svg" else None)
         paths.append(_write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
@@ -206,7 +206,7 @@ def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str =
     negative), on a log scale when every value is positive and the traces span more than one
     decade."""
     figure, ax = _figure(title)
-    palette = _matplotlib().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    palette = require_matplotlib().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     methods = list(dict.fromkeys(method for method, _ in traces))
     colours = {method: palette[i % len(palette)] for i, method in enumerate(methods)}
     labelled = set()

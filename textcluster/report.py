@@ -868,6 +868,7 @@ def write_report(ledger_path, out_dir=None, baseline=None, metrics=None):
     methods = method_order(done, ledger.meta.get("pipeline", ""))
     _check_baseline(baseline, done, methods)
     out = Path(out_dir) if out_dir is not None else ledger.path.parent / "report"
+    plots.require_matplotlib()  # before anything is written
     out.mkdir(parents=True, exist_ok=True)
     writer = _Writer(out)
     writer.published = read_published(ledger.meta)
