@@ -53,41 +53,40 @@ def lam_text(lams):
     return "/".join(f"{v:g}" for v in lams) if lams else ""
 
 
-def table(rows, corpora):
-    head = ("| corpus | k-means | LSA + k-means | NMF | bar | "
-            + " | ".join(JUDGED) + " | λ chosen (" + ", ".join(JUDGED) + ") |")
-    lines = [head, "|" + "---|" * (6 + len(JUDGED))]
-    passed = {m: [0, 0] for m in JUDGED}
-    for corpus in corpora:
-        need = bar(rows, corpus)
-        cells, lams = [], []
-        for model in JUDGED:
-            row = rows.get((corpus, model))
-            if row is None or need is None:
-                cells.append("not run")
-                lams.append("")
-                continue
-            ok = row["nmi"] >= need - 1e-12
-            passed[model][0] += ok
-            passed[model][1] += 1
-            cells.append(f"{fmt(row['nmi'])} {'✓' if ok else '✗'}")
-            lams.append(lam_text(row["lam"]))
-        base = [fmt(rows[corpus, m]["nmi"]) if (corpus, m) in rows else "–" for m in BASELINES]
-        lines.append(f"| {corpus} | " + " | ".join(base) + f" | {fmt(need)} | "
-                     + " | ".join(cells) + " | " + "; ".join(lams) + " |")
-    return lines, passed
+def clears(rows, corpus, model):
+    """Whether ``model`` reaches the bar on ``corpus``; None when either was not run."""
+    need = bar(rows, corpus)
+    if need is None or (corpus, model) not in rows:
+        return None
+    return bool(rows[corpus, model]["nmi"] >= need - 1e-12)
 
 
 def cleared(rows, corpora, models):
     """``{model: [corpora at or above the bar, corpora run]}``."""
-    counts = {m: [0, 0] for m in models}
+    results = {m: [clears(rows, c, m) for c in corpora] for m in models}
+    return {m: [sum(r is True for r in rs), sum(r is not None for r in rs)]
+            for m, rs in results.items()}
+
+
+def table(rows, corpora):
+    head = ("| corpus | k-means | LSA + k-means | NMF | bar | "
+            + " | ".join(JUDGED) + " | λ chosen (" + ", ".join(JUDGED) + ") |")
+    lines = [head, "|" + "---|" * (6 + len(JUDGED))]
     for corpus in corpora:
-        need = bar(rows, corpus)
-        for model in models:
-            if need is not None and (corpus, model) in rows:
-                counts[model][0] += rows[corpus, model]["nmi"] >= need - 1e-12
-                counts[model][1] += 1
-    return counts
+        cells, lams = [], []
+        for model in JUDGED:
+            ok = clears(rows, corpus, model)
+            if ok is None:
+                cells.append("not run")
+                lams.append("")
+                continue
+            row = rows[corpus, model]
+            cells.append(f"{fmt(row['nmi'])} {'✓' if ok else '✗'}")
+            lams.append(lam_text(row["lam"]))
+        base = [fmt(rows[corpus, m]["nmi"]) if (corpus, m) in rows else "–" for m in BASELINES]
+        lines.append(f"| {corpus} | " + " | ".join(base) + f" | {fmt(bar(rows, corpus))} | "
+                     + " | ".join(cells) + " | " + "; ".join(lams) + " |")
+    return lines, cleared(rows, corpora, JUDGED)
 
 
 def detail(rows, corpora, models):

@@ -160,6 +160,20 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+def mini_card(tmp_path, monkeypatch, url, files):
+    """Card ``mini`` downloading ``url`` and needing ``files`` (``{name: sha256 or ""}``)."""
+    card_dir = tmp_path / "cards"
+    card_dir.mkdir()
+    (card_dir / "mini.toml").write_text(
+        'name = "mini"\ntitle = "Mini"\ndescription = "A test corpus."\n'
+        'homepage = "https://example.org"\nfolder = "mini"\nlabels = "none"\n'
+        'labelled = false\nlicence = "none"\ncitation = "none"\n\n'
+        f'[[sources]]\nurl = "{url}"\n\n[files]\n'
+        + "".join(f'"{name}" = "{digest}"\n' for name, digest in files.items()),
+        encoding="utf-8")
+    monkeypatch.setattr(cards, "CARDS_DIR", card_dir)
+
+
 @pytest.fixture
 def test_card(tmp_path, monkeypatch):
     """A card ``mini`` whose source is served on 127.0.0.1; returns the served folder."""
@@ -168,15 +182,8 @@ def test_card(tmp_path, monkeypatch):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0),
                                 functools.partial(QuietHandler, directory=str(root)))
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    card_dir = tmp_path / "cards"
-    card_dir.mkdir()
-    (card_dir / "mini.toml").write_text(
-        'name = "mini"\ntitle = "Mini"\ndescription = "A test corpus."\n'
-        'homepage = "https://example.org"\nfolder = "mini"\nlabels = "none"\n'
-        'labelled = false\nlicence = "none"\ncitation = "none"\n\n'
-        f'[[sources]]\nurl = "http://127.0.0.1:{httpd.server_address[1]}/a.txt"\n\n'
-        f'[files]\n"a.txt" = "{hashlib.sha256(b"alpha").hexdigest()}"\n', encoding="utf-8")
-    monkeypatch.setattr(cards, "CARDS_DIR", card_dir)
+    mini_card(tmp_path, monkeypatch, f"http://127.0.0.1:{httpd.server_address[1]}/a.txt",
+              {"a.txt": hashlib.sha256(b"alpha").hexdigest()})
     yield root
     httpd.shutdown()
     httpd.server_close()
@@ -202,20 +209,6 @@ def test_fetch_with_a_checksum_mismatch_exits_2(tmp_path, test_card):
 def test_fetch_of_a_missing_file_exits_2(tmp_path, test_card):
     output = fails("corpora", "fetch", "mini", "--data-dir", tmp_path / "data")
     assert "HTTP 404" in output and "by hand" in output
-
-
-def mini_card(tmp_path, monkeypatch, url, files):
-    """Card ``mini`` downloading ``url`` and needing ``files`` (``{name: sha256 or ""}``)."""
-    card_dir = tmp_path / "cards"
-    card_dir.mkdir()
-    (card_dir / "mini.toml").write_text(
-        'name = "mini"\ntitle = "Mini"\ndescription = "A test corpus."\n'
-        'homepage = "https://example.org"\nfolder = "mini"\nlabels = "none"\n'
-        'labelled = false\nlicence = "none"\ncitation = "none"\n\n'
-        f'[[sources]]\nurl = "{url}"\n\n[files]\n'
-        + "".join(f'"{name}" = "{digest}"\n' for name, digest in files.items()),
-        encoding="utf-8")
-    monkeypatch.setattr(cards, "CARDS_DIR", card_dir)
 
 
 def test_fetch_says_which_files_are_verified(tmp_path, test_card):
