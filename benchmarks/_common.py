@@ -42,7 +42,7 @@ def resolve_data_dir(arg: str | None) -> Path:
 
 def load_tfidf(corpus: str, data_dir: Path | str):
     """The corpus' tf-idf matrix as ``textcluster run`` makes it, and the corpus."""
-    from textcluster.ingest import load_corpus
+    from textcluster.corpora import load_corpus
     from textcluster.pipeline import represent
 
     representation = represent(load_corpus(corpus, data_dir=data_dir))

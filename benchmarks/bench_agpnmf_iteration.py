@@ -13,7 +13,7 @@ A second peer, ``dense-blas``, is the same iteration with the products associate
 comes from exploiting the sparsity of ``X`` rather than from associativity.
 
 Data: the raw Reuters-21578 single-label corpus (9,494 documents) or TDT2, tf-idf as
-``textcluster.pipeline.represent`` makes it; subsets of ``--sizes`` documents drawn at random
+``textcluster.pipeline.prepare.represent`` makes it; subsets of ``--sizes`` documents drawn at random
 (seed 0) from the whole corpus. Timing: every contender runs one iteration from the same
 start per sample, the order rotated between repeats (interleaved); medians are reported.
 Memory: each contender runs once more (precomputation and one iteration) in a child process

@@ -1,7 +1,7 @@
 """``textcluster run tdt2 --model gnmf`` end to end against scikit-learn's KMeans.
 
 Wall time of the whole ``textcluster run tdt2 --model gnmf`` path, called in-process as
-``textcluster.pipeline.run("tdt2", "gnmf", k=k, data_dir=...)`` (load, preprocess, fit with
+``textcluster.pipeline.prepare.run("tdt2", "gnmf", k=k, data_dir=...)`` (load, preprocess, fit with
 graph construction, restarts and k-means assignment, evaluate; the stage times are reported
 too), against ``KMeans(n_clusters=k, n_init=10)`` on the same tf-idf matrix: reported both for
 the KMeans fit alone and for load + represent + KMeans fit (the like-for-like pipeline).

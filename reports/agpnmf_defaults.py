@@ -26,7 +26,7 @@ import numpy as np
 from textcluster.metrics import nmi
 from textcluster.models import make_model
 from textcluster.pipeline import load_corpus, represent
-from textcluster.protocol import class_subset
+from textcluster.pipeline.protocol import class_subset
 
 HELD_OUT_SEED = 5100  # draw seeds 5100 + d: not used by any pipeline's class draws
 METHODS = {

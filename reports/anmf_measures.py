@@ -54,7 +54,7 @@ def main():
     parser.add_argument("--data-dir", help="corpus folder (default: as textcluster run)")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    data = args.data_dir  # None: $TEXTCLUSTER_DATA, then corpora/ (textcluster.ingest)
+    data = args.data_dir  # None: $TEXTCLUSTER_DATA, then corpora/ (textcluster.corpora.loaders)
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     header = "| corpus | model | weighting | " + " | ".join(MEASURES) + " | paper: accuracy / NMI |"

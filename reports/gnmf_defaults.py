@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
 from textcluster.models import GNMF, NMF
 from textcluster.pipeline import represent

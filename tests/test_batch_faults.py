@@ -111,7 +111,7 @@ def fork_server():
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["textcluster.cli", "textcluster.batch.runner",
-                                    "textcluster.report", "tests.test_batch_faults"])
+                                    "textcluster.report.writer", "tests.test_batch_faults"])
     return context
 
 

@@ -134,9 +134,9 @@ def test_convergence_records_the_objective_per_iteration(tmp_path, data_dir):
 
 def test_kept_clusters_give_the_report_cross_view_agreement(tmp_path):
     """[output] clusters = true keeps each job's clusters; on corpora without labels the
-    report compares the views and the seeds with the NMI of textcluster.export.agreement."""
-    from textcluster.crossview import read_clusters
-    from textcluster.export import agreement
+    report compares the views and the seeds with the NMI of textcluster.pipeline.export.agreement."""
+    from textcluster.report.crossview import read_clusters
+    from textcluster.pipeline.export import agreement
 
     data_dir = tmp_path / "data"
     write_citeulike(data_dir)
@@ -173,7 +173,7 @@ def test_kept_clusters_give_the_report_cross_view_agreement(tmp_path):
 
 
 def test_the_report_is_written_after_the_batch(tmp_path, data_dir, monkeypatch):
-    import textcluster.report as report
+    import textcluster.report.writer as report
 
     calls = []
     monkeypatch.setattr(report, "write_report", lambda ledger, out: calls.append((ledger, out)))
@@ -185,7 +185,7 @@ def test_the_report_is_written_after_the_batch(tmp_path, data_dir, monkeypatch):
 
 
 def test_a_failing_report_is_reported_after_the_results(tmp_path, data_dir, monkeypatch):
-    import textcluster.report as report
+    import textcluster.report.writer as report
 
     def broken(ledger, out):
         raise ValueError("no plots today")

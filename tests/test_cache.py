@@ -8,11 +8,13 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from textcluster import cache, pipeline
+from textcluster.corpora import cache
+
+from textcluster import pipeline
 from textcluster._errors import DataNotFoundError, InvalidInputError
-from textcluster.corpus import Corpus
-from textcluster.ingest import _paths
-from textcluster.ingest import load_corpus as load_uncached
+from textcluster.corpora.corpus import Corpus
+from textcluster.corpora.loaders import _paths
+from textcluster.corpora import load_corpus as load_uncached
 from textcluster.progress import reporting_progress
 
 from ._corpora import write_folder_corpus
@@ -47,8 +49,8 @@ def calls(monkeypatch):
         return original_count(*args, **kwargs)
 
     original_count = pipeline.count_terms
-    monkeypatch.setattr(pipeline.ingest, "load_corpus", load)
-    monkeypatch.setattr(pipeline, "count_terms", count)
+    monkeypatch.setattr(pipeline.prepare.ingest, "load_corpus", load)
+    monkeypatch.setattr(pipeline.prepare, "count_terms", count)
     return counted
 
 

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from textcluster import cards
+from textcluster.corpora import cards
 from textcluster._errors import CorpusFormatError
-from textcluster.ingest import CORPORA, _paths, load_corpus
+from textcluster.corpora.loaders import CORPORA, _paths, load_corpus
 from textcluster.pipeline import PREPROCESS_DEFAULTS
 from textcluster.registry import UnknownNameError
 

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from textcluster.cli import main
-from textcluster.ingest import _paths, load_folder
+from textcluster.corpora.loaders import _paths, load_folder
 
 from ._citeulike import write_citeulike
 from ._corpora import write_folder_corpus

@@ -13,9 +13,9 @@ import scipy.io
 import scipy.sparse as sp
 from click.testing import CliRunner
 
-from textcluster import cache, cards
+from textcluster.corpora import cache, cards
 from textcluster.cli import main
-from textcluster.ingest import _paths
+from textcluster.corpora.loaders import _paths
 
 from .test_fetch_faults import CORRUPT, liar  # noqa: F401 (liar: a fixture)
 

@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from textcluster._errors import InvalidInputError
-from textcluster.corpus import Corpus
-from textcluster.export import agreement
+from textcluster.corpora.corpus import Corpus
+from textcluster.pipeline.export import agreement
 
 
 def text_corpus(labels=("a", "b", "a")):
@@ -76,7 +76,7 @@ def test_agreement():
 def test_top_terms_profiles():
     from types import SimpleNamespace
 
-    from textcluster.export import top_terms
+    from textcluster.pipeline.export import top_terms
 
     X = sp.csr_matrix(np.array([[1.0, 0, 0], [0.8, 0.2, 0], [0, 0, 1.0], [0, 0.1, 0.9]]))
     # a document factor whose rows all point the same way (GNMF's graph-dominated regime)

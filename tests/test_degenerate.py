@@ -1,6 +1,6 @@
 """Degenerate corpora get the project's error, saying what is wrong and what to do, before any
 model is fitted: through ``textcluster run`` (exit code 2, no traceback, no result file) and
-through the Python API (:func:`textcluster.pipeline.run` and :func:`~.pipeline.represent`, which
+through the Python API (:func:`textcluster.pipeline.prepare.run` and :func:`~.pipeline.represent`, which
 batch jobs use too)."""
 
 import numpy as np
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from textcluster import pipeline
 from textcluster._errors import InvalidInputError
 from textcluster.cli import main
-from textcluster.corpus import Corpus
+from textcluster.corpora.corpus import Corpus
 from textcluster.models import make_model
 
 ROCKET = "Rocket launch to orbit around the planet"
@@ -79,7 +79,7 @@ def test_the_python_api_raises_before_fitting(tmp_path, case, monkeypatch):
     def no_fit(*args, **kwargs):
         raise AssertionError("a model was fitted")
 
-    monkeypatch.setattr(pipeline, "make_model", no_fit)
+    monkeypatch.setattr(pipeline.prepare, "make_model", no_fit)
     with pytest.raises(InvalidInputError) as info:
         pipeline.run(str(path), "kmeans", k=k)
     for word in words:

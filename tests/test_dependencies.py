@@ -65,7 +65,7 @@ def test_require_keeps_a_broken_install_s_own_error(monkeypatch, tmp_path):
 
 
 def test_plots_need_the_plots_extra(monkeypatch):
-    from textcluster import plots
+    from textcluster.report import plots
 
     missing(monkeypatch, "matplotlib")
     with pytest.raises(MissingDependencyError, match=r"pip install 'textcluster\[plots\]'"):
@@ -84,7 +84,7 @@ def test_stemming_needs_the_nltk_extra(monkeypatch):
 
 
 def test_hugging_face_needs_the_hf_extra(monkeypatch):
-    from textcluster.ingest import load_hf
+    from textcluster.corpora.loaders import load_hf
 
     missing(monkeypatch, "datasets")
     with pytest.raises(MissingDependencyError, match=r"'textcluster\[hf\]'"):
@@ -92,7 +92,7 @@ def test_hugging_face_needs_the_hf_extra(monkeypatch):
 
 
 def test_parquet_needs_the_parquet_extra(monkeypatch, tmp_path):
-    from textcluster.ingest import load_table
+    from textcluster.corpora.loaders import load_table
 
     path = tmp_path / "docs.parquet"
     path.write_bytes(b"PAR1")  # never read: the check comes first

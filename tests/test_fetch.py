@@ -16,7 +16,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from textcluster import cards, fetch
+from textcluster.corpora import cards, fetch
 from textcluster._errors import CorpusFormatError, DataNotFoundError
 from textcluster.cli._common import ProgressBar
 from textcluster.progress import reporting_progress

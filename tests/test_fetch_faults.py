@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from textcluster import fetch
+from textcluster.corpora import fetch
 from textcluster._errors import (CorpusFormatError, DataNotFoundError, InvalidInputError,
                                  TextclusterError)
 
@@ -310,7 +310,7 @@ def test_without_fcntl_a_lock_file_of_a_killed_fetch_is_taken_over(tmp_path, mon
 
 KILLED_FETCH = """
 import sys
-from textcluster import cards, fetch
+from textcluster.corpora import cards, fetch
 fetch.fetch_corpus(cards.load_card(sys.argv[1]), data_dir=sys.argv[2])
 """
 

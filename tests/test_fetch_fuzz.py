@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from textcluster import fetch
+from textcluster.corpora import fetch
 from textcluster._errors import TextclusterError
 
 MAX_BYTES = 1 << 20  # small limits, so that generated bombs are cheap

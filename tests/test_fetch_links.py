@@ -3,7 +3,7 @@
 The attack: an archive with a single top folder holding ``top/sub -> ..`` looks harmless
 (``top/..`` is the archive's root), but the top folder is stripped on the way in, so the link
 would land as ``<corpus>/sub`` pointing at the data folder, and a later source (or a ``--force``
-re-fetch) would be moved through it. Archives carry no links at all (see textcluster.fetch), and
+re-fetch) would be moved through it. Archives carry no links at all (see textcluster.corpora.fetch), and
 files are never moved through a link already in the corpus folder.
 """
 
@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 
-from textcluster import fetch
+from textcluster.corpora import fetch
 from textcluster._errors import CorpusFormatError
 
 from .test_fetch import link, make_card, tar_bytes

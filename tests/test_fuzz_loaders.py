@@ -3,7 +3,7 @@
 Each loader gets small valid files, then mutated ones (truncated, random bytes inserted or
 overwritten, lines dropped or repeated, huge numbers, NaN and infinity, other encodings,
 compressed or not) and generated ones (wrong shapes, empty and degenerate corpora). Whatever
-the input, a load gives either a :class:`~textcluster.corpus.Corpus` or the project's own error
+the input, a load gives either a :class:`~textcluster.corpora.corpus.Corpus` or the project's own error
 (:class:`~textcluster._errors.TextclusterError`) naming the file, never another exception; a
 corpus is then represented (tf-idf) without NaN or infinity, read back equal from the cache,
 and for some properties run end to end with the result files checked.
@@ -29,10 +29,12 @@ import scipy.sparse as sp
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from textcluster import export, pipeline
+from textcluster.pipeline import export
+
+from textcluster import pipeline
 from textcluster._errors import InvalidInputError, TextclusterError
-from textcluster.corpus import Corpus
-from textcluster.ingest import load_libsvm
+from textcluster.corpora.corpus import Corpus
+from textcluster.corpora.loaders import load_libsvm
 
 from ._citeulike import write_citeulike
 

@@ -8,8 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import load_corpus, resolve_loader
-from textcluster.ingest.citeulike import select
+from textcluster.corpora.loaders import load_corpus, resolve_loader
+from textcluster.corpora.loaders.citeulike import select
 from textcluster.registry import UnknownNameError
 
 from ._citeulike import KEPT_ARTICLES, KEPT_TAGS, KEPT_USERS, WORDS, write_citeulike
@@ -169,7 +169,7 @@ def test_corrupt_gzip(tmp_path):
 
 
 def test_missing_folder_names_the_source(tmp_path, monkeypatch):
-    from textcluster.ingest import _paths
+    from textcluster.corpora.loaders import _paths
 
     monkeypatch.delenv(_paths.DATA_ENV, raising=False)
     monkeypatch.setattr(_paths, "default_cache_dir", lambda: tmp_path / "none")

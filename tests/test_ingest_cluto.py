@@ -11,11 +11,11 @@ import scipy.io
 import scipy.sparse as sp
 from click.testing import CliRunner
 
-from textcluster import cache
+from textcluster.corpora import cache
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from textcluster.cli import main
-from textcluster.ingest import CORPORA, _paths, load_corpus, load_cluto, resolve_loader
-from textcluster.ingest.cluto import SETS
+from textcluster.corpora.loaders import CORPORA, _paths, load_corpus, load_cluto, resolve_loader
+from textcluster.corpora.loaders.cluto import SETS
 from textcluster.registry import UnknownNameError
 
 DENSE = np.array([[3, 0, 1, 0], [0, 2, 0, 0], [0, 0, 0, 0], [1, 1, 0, 5]], dtype=float)

@@ -3,7 +3,7 @@
 import pytest
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import load_corpus, load_folder, resolve_loader
+from textcluster.corpora.loaders import load_corpus, load_folder, resolve_loader
 from textcluster.registry import UnknownNameError
 
 

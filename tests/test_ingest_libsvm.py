@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import _paths, load_corpus, load_libsvm, load_sector
-from textcluster.ingest.libsvm import line_error
+from textcluster.corpora.loaders import _paths, load_corpus, load_libsvm, load_sector
+from textcluster.corpora.loaders.libsvm import line_error
 
 N_FEATURES = 55197
 

@@ -6,8 +6,8 @@ import scipy.io
 import scipy.sparse as sp
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import CORPORA, _paths, load_corpus, load_reuters_cai, load_tdt2
-from textcluster.ingest.matlab import load_cai_mat
+from textcluster.corpora.loaders import CORPORA, _paths, load_corpus, load_reuters_cai, load_tdt2
+from textcluster.corpora.loaders.matlab import load_cai_mat
 
 FEA = np.array([[1, 0, 2, 0], [0, 3, 0, 0], [4, 0, 0, 1], [0, 0, 5, 0], [1, 1, 0, 0]], float)
 GND = np.array([[2], [1], [2], [3], [2]], dtype=np.uint8)

@@ -5,10 +5,10 @@ import gzip
 
 import pytest
 
-from textcluster import cards
+from textcluster.corpora import cards
 from textcluster._errors import DataNotFoundError
-from textcluster.ingest import CORPORA, _paths, load_corpus
-from textcluster.ingest.panel import TABLES
+from textcluster.corpora.loaders import CORPORA, _paths, load_corpus
+from textcluster.corpora.loaders.panel import TABLES
 
 # name: (documents, classes, largest class size, terms, non-zeros) as the panel READMEs give
 # them (terms and non-zeros only for the CLUTO matrices; the CSVs hold raw text).

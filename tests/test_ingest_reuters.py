@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import _paths, load_corpus, load_reuters
-from textcluster.ingest.reuters import clean, parse_sgm_file
+from textcluster.corpora.loaders import _paths, load_corpus, load_reuters
+from textcluster.corpora.loaders.reuters import clean, parse_sgm_file
 
 HEADER = '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n'
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
-from textcluster.ingest import load_corpus, load_table, resolve_loader
-from textcluster.ingest.table import table_format
+from textcluster.corpora.loaders import load_corpus, load_table, resolve_loader
+from textcluster.corpora.loaders.table import table_format
 
 ROWS = [
     {"id": "d1", "text": "Rocket launch to orbit", "label": "space"},

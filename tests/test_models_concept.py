@@ -6,14 +6,14 @@ import scipy.sparse as sp
 
 from textcluster import graph as graphs
 from textcluster._errors import InvalidInputError
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
 from textcluster.models import CF, GRSCF, LCCF, NMF
 from textcluster.models._kernel import DenseKernel, linear_kernel
 from textcluster.models._memory import InsufficientMemoryError
 from textcluster.models.concept import ncw_weighted, update_concepts
 from textcluster.pipeline import represent
-from textcluster.protocol import class_subset, labeled_subset
+from textcluster.pipeline.protocol import class_subset, labeled_subset
 
 from ._planted import planted_corpus
 

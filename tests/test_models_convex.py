@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.models import CF, ConvexNMF
 from textcluster.models._memory import InsufficientMemoryError
 from textcluster.models.convex import (
@@ -13,7 +13,7 @@ from textcluster.models.convex import (
     update_convex_weights,
 )
 from textcluster.pipeline import represent
-from textcluster.protocol import class_subset
+from textcluster.pipeline.protocol import class_subset
 
 from ._planted import planted_corpus
 

@@ -340,7 +340,7 @@ def test_one_document_is_a_clear_error(model):
 def tdt2_five_classes(real_data_dir):
     """TDT2 tf-idf over the whole corpus, then the documents of 5 classes drawn with
     ``default_rng(0)`` (the class-subset protocol's draw 0: 1,605 documents, where NMF is weak)."""
-    from textcluster.ingest import load_corpus
+    from textcluster.corpora import load_corpus
     from textcluster.pipeline import represent
 
     rep = represent(load_corpus("tdt2", real_data_dir), dtype="float64")

@@ -264,7 +264,7 @@ def test_agpnmf_on_a_tdt2_class_subset(real_data_dir):
     """Monotone on real data; at the paper's setting (γ = 0.01 unscaled, random S) the learned
     graph hardly moves the fit; with the defaults (scale-free γ, kNN-supported S) it does,
     and AGPNMF clusters better than NMF — the finding behind the class docstring."""
-    from textcluster.ingest import load_corpus
+    from textcluster.corpora import load_corpus
     from textcluster.metrics import nmi
     from textcluster.models import NMF
     from textcluster.pipeline import represent

@@ -23,7 +23,7 @@ from textcluster.models.semi import (
     update_basis_ridge,
     update_documents_discriminative,
 )
-from textcluster.protocol import labeled_subset
+from textcluster.pipeline.protocol import labeled_subset
 
 from ._planted import planted_corpus
 
@@ -347,9 +347,9 @@ def test_transform_new_documents(cls):
 # -- real data: paper 004's setting on TDT2 (5 classes, 10 % of each class labelled) -------
 @pytest.fixture(scope="module")
 def tdt2_draws(real_data_dir):
-    from textcluster.ingest import load_corpus
+    from textcluster.corpora import load_corpus
     from textcluster.pipeline import represent
-    from textcluster.protocol import class_subset
+    from textcluster.pipeline.protocol import class_subset
 
     corpus = load_corpus("tdt2", real_data_dir)
     X = represent(corpus).X  # tf-idf on the whole corpus before subsetting (DESIGN §5)
@@ -363,7 +363,7 @@ def tdt2_draws(real_data_dir):
 
 @pytest.mark.slow
 def test_semi_supervised_models_on_tdt2_class_subsets(tdt2_draws):
-    from textcluster.protocol import evaluate_split
+    from textcluster.pipeline.protocol import evaluate_split
 
     models = {"nmf": NMF, "constrained-nmf": ConstrainedNMF, "dnmf": DNMF, "gsnmfc": GSNMFC}
     scores = {name: [] for name in models}

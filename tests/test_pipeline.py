@@ -10,9 +10,11 @@ from scipy.sparse.linalg import norm as sparse_norm
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.preprocessing import normalize
 
-from textcluster import export, pipeline
+from textcluster.pipeline import export
+
+from textcluster import pipeline
 from textcluster._errors import InvalidInputError
-from textcluster.corpus import Corpus
+from textcluster.corpora.corpus import Corpus
 from textcluster.registry import UnknownNameError
 
 from ._corpora import VOCABULARIES, write_folder_corpus

@@ -21,8 +21,8 @@ import scipy.sparse as sp
 
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.spec import tomllib
-from textcluster.ingest.cluto import SETS
-from textcluster.ingest.panel import TABLES
+from textcluster.corpora.loaders.cluto import SETS
+from textcluster.corpora.loaders.panel import TABLES
 from textcluster.models import MODELS
 
 from ._batch import write_planted_mat

@@ -5,7 +5,7 @@ import pytest
 
 from textcluster._errors import InvalidInputError
 from textcluster.metrics import evaluate
-from textcluster.protocol import class_subset, evaluate_split, labeled_subset
+from textcluster.pipeline.protocol import class_subset, evaluate_split, labeled_subset
 
 LABELS = np.array(["b"] * 50 + ["a"] * 21 + ["c"] * 4 + ["d"] * 1)
 

@@ -10,7 +10,7 @@ import pytest
 from textcluster._errors import InvalidInputError
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.spec import expand
-from textcluster.published import (
+from textcluster.report.published import (
     NOT_REPRODUCED,
     SHORT,
     WITHIN,
@@ -20,7 +20,7 @@ from textcluster.published import (
     read_published,
     verdict,
 )
-from textcluster.summary import metric_info, summarize_by_k
+from textcluster.report.summary import metric_info, summarize_by_k
 
 from ._batch import pipeline_text, write_pipeline, write_planted_mat
 

@@ -6,7 +6,7 @@ Slow (minutes): marked ``slow``; skipped with a reason when the corpora are abse
 import numpy as np
 import pytest
 
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
 from textcluster.models import GNMF, NMF
 from textcluster.pipeline import represent

@@ -8,7 +8,7 @@ Slow (a minute); skipped with a reason when the corpora are absent.
 
 import pytest
 
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.metrics import accuracy, nmi, rand_index
 from textcluster.models import KMeansBaseline
 from textcluster.pipeline import represent

@@ -10,7 +10,7 @@ import pytest
 from sklearn.preprocessing import normalize
 
 from textcluster.assign import cluster_scores
-from textcluster.ingest import load_corpus
+from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
 from textcluster.models import GNMF, LSIKMeans, NMF
 from textcluster.pipeline import represent

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from textcluster._errors import DataNotFoundError, InvalidInputError, TextclusterError
 from textcluster.cli import main
-from textcluster.report import best_settings, load_results, read_ledger, write_report
-from textcluster.summary import paired_values, select_metrics, summarize_by_k, wilcoxon_test
+from textcluster.report.writer import best_settings, load_results, read_ledger, write_report
+from textcluster.report.summary import paired_values, select_metrics, summarize_by_k, wilcoxon_test
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 START = 1795341600.0  # 2026-11-22 10:00 UTC, as Unix time (the ledger's started/finished)
@@ -380,7 +380,7 @@ def test_plots_are_readable_pngs(report):
 
 
 def test_plots_of_categorical_values_and_signed_objectives(tmp_path):
-    from textcluster import plots
+    from textcluster.report import plots
 
     summary = pd.DataFrame({"metric": ["nmi"] * 2, "method": ["gnmf"] * 2,
                             "value": ["heat", "binary"], "mean": [80.0, 78.0],
@@ -396,7 +396,7 @@ def test_plots_of_categorical_values_and_signed_objectives(tmp_path):
 
 
 def test_log_axis_rule():
-    from textcluster.plots import spans_decades
+    from textcluster.report.plots import spans_decades
 
     assert spans_decades([0.001, 0.01, 0.1, 1])
     assert not spans_decades([1, 2, 5, 10])
@@ -446,8 +446,8 @@ def test_bounded_metric_axes_stay_inside_their_range(tmp_path, saved_figures):
 
 
 def test_axis_ranges_of_the_metrics():
-    from textcluster.plots import clip_limits
-    from textcluster.report import axis_range
+    from textcluster.report.plots import clip_limits
+    from textcluster.report.writer import axis_range
 
     assert axis_range("nmi") == (0, 100) and axis_range("entropy_unlabeled") == (0, 100)
     assert axis_range("ari") == (-50, 100)
@@ -596,7 +596,7 @@ def _agreement_rows(tmp_path, runs):
 
 
 def test_agreement_pairs_runs_of_one_draw_only(tmp_path):
-    from textcluster.crossview import cross_view_agreement, seed_agreement
+    from textcluster.report.crossview import cross_view_agreement, seed_agreement
 
     ids = [f"d{i}" for i in range(8)]
     rows, folder = _agreement_rows(tmp_path, [
@@ -610,8 +610,8 @@ def test_agreement_pairs_runs_of_one_draw_only(tmp_path):
 
 
 def test_agreement_leaves_out_pairs_without_shared_documents(tmp_path):
-    from textcluster.crossview import cross_view_agreement, summarize_agreement
-    from textcluster.report import agreement_markup
+    from textcluster.report.crossview import cross_view_agreement, summarize_agreement
+    from textcluster.report.writer import agreement_markup
 
     rows, folder = _agreement_rows(tmp_path, [
         ("a", "users", None, 0, ["u1", "u2", "u3"]), ("b", "tags", None, 0, ["t1", "t2"])])

@@ -20,6 +20,9 @@ from sklearn.metrics.cluster import contingency_matrix
 from ._errors import InvalidInputError
 from .registry import Registry
 
+# Suffix of a metric computed on the documents whose labels a semi-supervised model did not see.
+UNLABELED = "_unlabeled"
+
 __all__ = [
     "METRICS",
     "Metric",

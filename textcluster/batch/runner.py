@@ -2,7 +2,7 @@
 
 A job (:class:`~textcluster.batch.spec.Job`): represent the corpus — once per worker process,
 on the whole selection, before any class subset is taken (DESIGN §5.1) — take the draw's
-documents (:func:`textcluster.protocol.class_subset`), pick the labelled documents when the
+documents (:func:`textcluster.pipeline.protocol.class_subset`), pick the labelled documents when the
 protocol gives labels (the same for every model), fit the model with ``n_components=k`` and
 ``random_state=seed``, and score it (:func:`textcluster.metrics.evaluate`).
 """
@@ -26,11 +26,11 @@ import pandas as pd
 
 from .. import __version__
 from .._errors import InvalidInputError, TextclusterError
-from ..export import _atomic_write
+from ..pipeline.export import _atomic_write
 from ..metrics import evaluate
 from ..models import chosen_settings, make_model
-from ..pipeline import Timer, check_k, load_corpus, represent
-from ..protocol import class_subset, evaluate_split, labeled_subset
+from ..pipeline.prepare import Timer, check_k, load_corpus, represent
+from ..pipeline.protocol import class_subset, evaluate_split, labeled_subset
 from .executors import SerialExecutor, WorkerDiedError, describe_job
 from .faults import fault_point
 from .ledger import Ledger, LedgerError
@@ -330,10 +330,10 @@ def _count(summary, job, result):
 
 
 def write_report(pipeline):
-    """Call ``textcluster.report.write_report(ledger, <output>/report)`` when it exists."""
-    if importlib.util.find_spec("textcluster.report") is None:
+    """Call ``textcluster.report.writer.write_report(ledger, <output>/report)`` when it exists."""
+    if importlib.util.find_spec("textcluster.report.writer") is None:
         return None
-    writer = getattr(importlib.import_module("textcluster.report"), "write_report", None)
+    writer = getattr(importlib.import_module("textcluster.report.writer"), "write_report", None)
     if writer is None:
         return None
     folder = pipeline.output / "report"

@@ -12,7 +12,7 @@ A pipeline file has five tables (see ``pipelines/smoke.toml`` for a commented ex
 
 and optionally ``[published]``: ``source`` and, per corpus, method label (``model`` or
 ``model:variant``) → ``{ metric = number }``, the published numbers the report sets beside the
-reproduced ones (:mod:`textcluster.published`); they are not part of any job.
+reproduced ones (:mod:`textcluster.report.published`); they are not part of any job.
 
 Protocols (DESIGN §6): ``class-subset`` (for each k, ``draws`` random sets of k classes; every
 model sees the same draws), ``full`` (the whole selection, k clusters), ``sweep`` (one
@@ -41,12 +41,11 @@ from pathlib import Path
 
 from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
-from ..ingest import resolve_loader
-from ..metrics import METRICS
+from ..corpora.loaders import resolve_loader
+from ..metrics import METRICS, UNLABELED
 from ..models import MODELS, make_model
-from ..pipeline import PREPROCESS_DEFAULTS
+from ..pipeline.prepare import PREPROCESS_DEFAULTS
 from ..registry import UnknownNameError
-from ..summary import UNLABELED
 
 PROTOCOLS = ("class-subset", "full", "sweep", "ablation", "convergence")
 DOCUMENTS = ("class-subset", "full")
@@ -736,7 +735,7 @@ def _check_method_label(label, methods, where):
         return
     model, _, variant = label.partition(":")
     if variant == BEST and sum(name == model for name in methods.values()) > 1:
-        return  # the best of the model's settings (textcluster.published.best_setting)
+        return  # the best of the model's settings (textcluster.report.published.best_setting)
     if model not in methods.values():
         raise InvalidInputError(f"{where}: no [[models]] entry named {model!r}; the models "
                                 f"are: {', '.join(dict.fromkeys(methods.values()))}")

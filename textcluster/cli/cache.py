@@ -4,7 +4,7 @@ import datetime
 
 import click
 
-from .. import cache
+from ..corpora import cache
 from ._common import user_errors
 
 

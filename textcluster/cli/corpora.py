@@ -4,9 +4,10 @@ import textwrap
 
 import click
 
-from .. import cards, fetch, pipeline
+from ..corpora import cards, fetch
+from ..pipeline import prepare as pipeline
 from .._errors import CorpusFormatError, TextclusterError
-from ..ingest._paths import search_dirs
+from ..corpora.loaders._paths import search_dirs
 from ._common import ProgressBar, data_dir_option, user_errors
 
 TOP_CLASSES = 8

@@ -7,7 +7,7 @@ import click
 
 from .. import models
 from ..models import MODELS
-from ..pipeline import RESERVED_SETTINGS
+from ..pipeline.prepare import RESERVED_SETTINGS
 from ..registry import ModelDescription, describe_model
 from ._common import user_errors
 

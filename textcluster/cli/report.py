@@ -2,7 +2,7 @@
 
 import click
 
-from ..report import write_report
+from ..report.writer import write_report
 from ._common import user_errors
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .. import cache, pipeline
-from ..export import top_terms, write_run
+from ..corpora import cache
+from ..pipeline import prepare as pipeline
+from ..pipeline.export import top_terms, write_run
 from ..models import MODELS
 from ._common import ProgressBar, data_dir_option, parse_settings, user_errors
 

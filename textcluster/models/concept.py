@@ -307,7 +307,7 @@ class GRSCF(LCCF):
     :func:`textcluster.models.semi.constrained_update_terms`).
 
     Labels: ``y`` with an integer class code per document and -1 for unlabelled ones
-    (scikit-learn's convention; :func:`textcluster.protocol.labeled_subset` draws them).
+    (scikit-learn's convention; :func:`textcluster.pipeline.protocol.labeled_subset` draws them).
     ``y=None`` or all -1 gives ``C = I`` and exactly :class:`LCCF`'s iterates.
 
     Defaults: those of :class:`LCCF` at Cai's fixed setting (``scaling="cai"``, λ = 100,

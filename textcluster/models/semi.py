@@ -5,7 +5,7 @@ The three label-aware baselines of paper 004 (Meng et al. 2018, §2.3–2.5). Or
 document factor, ``U`` (m × k) the basis. Labels enter as scikit-learn's semi-supervised
 estimators take them: ``y`` with an integer class code per document and ``-1`` for an
 unlabelled one; ``y=None`` means no document is labelled (see
-:func:`textcluster.protocol.labeled_subset` to draw labelled subsets).
+:func:`textcluster.pipeline.protocol.labeled_subset` to draw labelled subsets).
 
 CNMF and GSNMFC write ``V = A Z`` with Liu et al.'s label constraint matrix ``A`` (n × r,
 ``r = c + n_unlabelled``): a labelled document's row of ``A`` is the indicator of its class, an
@@ -56,7 +56,7 @@ def check_partial_labels(y, n_samples):
         raise InvalidInputError(
             f"Unknown label type: y must hold integer class codes (-1 = unlabelled), got "
             f"{y.dtype} values such as {y[0]!r}; encode class names first, e.g. with "
-            "textcluster.protocol.labeled_subset"
+            "textcluster.pipeline.protocol.labeled_subset"
         )
     y = values.astype(np.intp)
     if y.size and y.min() < -1:

@@ -14,7 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.io.matlab import MatReadError
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
 from ._paths import find_corpus_dir

@@ -7,7 +7,7 @@ arrays are read back with ``allow_pickle=False``. The key of
 
 * a parsed corpus (kind ``corpus``) holds the corpus name, the loader's options (defaults filled
   in) and the path and sha256 of every file the loader reads, as it declares them
-  (:func:`textcluster.ingest.source_files`: e.g. every ``reut2-*.sgm`` of the Reuters folder,
+  (:func:`textcluster.corpora.loaders.source_files`: e.g. every ``reut2-*.sgm`` of the Reuters folder,
   a folder's documents matching its pattern, a CLUTO matrix with its label and vocabulary
   files), so that a file added, removed or changed gives another key (``hf:`` datasets are not
   cached here; Hugging Face caches them);
@@ -44,10 +44,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from . import __version__, cards
-from ._errors import TextclusterError
+from .. import __version__
+from . import cards
+from .._errors import TextclusterError
 from .corpus import Corpus
-from .ingest import resolve_loader, source_files
+from .loaders import resolve_loader, source_files
 
 CACHE_ENV = "TEXTCLUSTER_CACHE"
 OFF_VALUES = frozenset({"off", "0", "false", "no", "none"})
@@ -153,7 +154,7 @@ def _canonical(value):
 
 
 # The textcluster source an entry of each kind depends on (besides this module).
-SOURCES = {"corpus": ("ingest/*.py", "corpus.py"), "counts": ("text/*.py",)}
+SOURCES = {"corpus": ("corpora/loaders/*.py", "corpora/corpus.py"), "counts": ("text/*.py",)}
 
 
 @functools.cache
@@ -171,8 +172,8 @@ def versions(kind):
 
 
 def _source_digest(patterns):
-    package = Path(__file__).resolve().parent
-    files = sorted({path for pattern in (*patterns, "cache.py") for path in package.glob(pattern)})
+    package = Path(__file__).resolve().parents[1]  # textcluster/
+    files = sorted({path for pattern in (*patterns, "corpora/cache.py") for path in package.glob(pattern)})
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(package).as_posix().encode())

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import MAX_INDEX, find_file, has_file, reads, read_lines
 from ._paths import find_corpus_dir

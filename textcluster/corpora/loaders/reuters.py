@@ -9,7 +9,7 @@ import gzip
 import re
 import zlib
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
 from ._paths import find_corpus_dir

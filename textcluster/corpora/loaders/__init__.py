@@ -19,9 +19,9 @@ import functools
 import inspect
 from pathlib import Path
 
-from .._errors import InvalidInputError
+from ..._errors import InvalidInputError
 from ..corpus import Corpus
-from ..registry import Registry, UnknownNameError
+from ...registry import Registry, UnknownNameError
 from .citeulike import load_citeulike_a, load_citeulike_t
 from .cluto import SETS as CLUTO_SETS
 from .cluto import is_cluto_file, load_cluto, load_cluto_set

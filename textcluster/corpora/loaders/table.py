@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._compat import require
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._compat import require
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
 

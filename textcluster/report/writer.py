@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 from . import crossview, plots
-from ._errors import DataNotFoundError, InvalidInputError
-from .batch import ledger as ledger_store
-from .batch.spec import CLUSTERS_DIR, method_label
-from .export import _atomic_write
+from .._errors import DataNotFoundError, InvalidInputError
+from ..batch import ledger as ledger_store
+from ..batch.spec import CLUSTERS_DIR, method_label
+from ..pipeline.export import _atomic_write
 from .markup import Bullets, Code, Heading, Image, Paragraph, Table, to_html, to_markdown
 from .published import Published, read_published, report_blocks
 from .summary import (

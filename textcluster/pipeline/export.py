@@ -11,10 +11,10 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-from . import __version__
-from ._errors import InvalidInputError
-from .assign import cluster_scores
-from .metrics import nmi
+from .. import __version__
+from .._errors import InvalidInputError
+from ..assign import cluster_scores
+from ..metrics import nmi
 
 
 TERM_PROFILES = ("centroid", "basis")

@@ -43,9 +43,9 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
-from ..text.tfidf import tfidf
+from ...text.tfidf import tfidf
 from ._files import find_file, has_file, reads, read_lines
 from ._paths import find_corpus_dir
 

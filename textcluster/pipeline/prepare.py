@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import cache, cards, ingest, metrics
-from ._errors import DataNotFoundError, InvalidInputError
-from .ingest import resolve_loader
-from .models import MODELS, SEMI_SUPERVISED, chosen_settings, make_model
+from ..corpora import cache, cards, loaders as ingest
+from .. import metrics
+from .._errors import DataNotFoundError, InvalidInputError
+from ..corpora.loaders import resolve_loader
+from ..models import MODELS, SEMI_SUPERVISED, chosen_settings, make_model
 from .protocol import evaluate_split, labeled_subset
-from .progress import progress_step
-from .text.tfidf import WEIGHTINGS, count_terms, distinct_rows, empty_rows, tfidf
-from .text.tokenize import Analyzer
+from ..progress import progress_step
+from ..text.tfidf import WEIGHTINGS, count_terms, distinct_rows, empty_rows, tfidf
+from ..text.tokenize import Analyzer
 
 # Preprocessing parameters and their defaults (DESIGN §5.1).
 PREPROCESS_DEFAULTS = {
@@ -192,7 +193,7 @@ def _identical(corpus):
 
 
 def load_corpus(name, data_dir=None, **options):
-    """:func:`textcluster.ingest.load_corpus` through the on-disk cache (:mod:`.cache`): a
+    """:func:`textcluster.corpora.loaders.load_corpus` through the on-disk cache (:mod:`.cache`): a
     corpus parsed before from the same files with the same options is read back instead."""
     key = cache.corpus_key(name, data_dir, options)
     corpus = cache.load_corpus(key)

@@ -1,6 +1,6 @@
 """Report figures: one figure per metric, saved as PNG and SVG side by side.
 
-Each plotting function takes an already aggregated table (see :mod:`textcluster.report`) and
+Each plotting function takes an already aggregated table (see :mod:`textcluster.report.writer`) and
 returns one :class:`matplotlib.figure.Figure`; :func:`save` writes it. Figures are built on a
 ``FigureCanvasAgg``, never through ``pyplot``, so plotting needs no display and leaves the
 caller's matplotlib backend alone. matplotlib is optional (``pip install 'textcluster[plots]'``):
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ._compat import require
+from .._compat import require
 
 if TYPE_CHECKING:  # matplotlib is optional (the ``plots`` extra): imported where a figure is made
     from matplotlib.axes import Axes

@@ -3,7 +3,7 @@
 CiteULike's articles have no classes to score against, but they can be clustered from several
 views (the users who bookmarked them, their tags, both). A batch with ``[output] clusters =
 true`` keeps every job's clusters in ``<output>/clusters/<job key>.csv`` (``doc_id,cluster``),
-and the report compares them with the NMI of :func:`textcluster.export.agreement`:
+and the report compares them with the NMI of :func:`textcluster.pipeline.export.agreement`:
 
 * **across views** — the same method, k and seed on two corpora, over the documents both hold:
   do the users and the tags put the same articles together?
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .export import agreement
+from ..pipeline.export import agreement
 
 SAME_DOCUMENTS = ("selection", "draw")  # runs are paired only within one draw of documents
 AGREEMENT_COLUMNS = ["method", "k", "first", "second", "seed_first", "seed_second",

@@ -45,11 +45,11 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import __version__
-from ._errors import CorpusFormatError, DataNotFoundError, InvalidInputError, TextclusterError
+from .. import __version__
+from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError, TextclusterError
 from .cards import file_sha256
-from .ingest._paths import search_dirs
-from .progress import progress_step
+from .loaders._paths import search_dirs
+from ..progress import progress_step
 
 try:
     import fcntl

@@ -5,12 +5,12 @@
 UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
 in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
 are skipped. A folder without matching files is an error that says what the folder holds
-instead (a table file is loaded by giving its path, see :mod:`textcluster.ingest.table`).
+instead (a table file is loaded by giving its path, see :mod:`textcluster.corpora.loaders.table`).
 """
 
 from pathlib import Path
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
 from .table import table_format

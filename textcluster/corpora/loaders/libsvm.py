@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 
-from .._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
+from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import MAX_INDEX, reads
 from ._paths import find_corpus_dir

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
-from ._errors import CorpusFormatError
-from .ingest._paths import search_dirs
-from .registry import UnknownNameError
+from .._errors import CorpusFormatError
+from .loaders._paths import search_dirs
+from ..registry import UnknownNameError
 
-CARDS_DIR = Path(__file__).resolve().parents[1] / "corpora"
+CARDS_DIR = Path(__file__).resolve().parents[2] / "corpora"
 DECOMPRESSORS = {"gz": gzip.open, "bz2": bz2.open}
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 

@@ -2,10 +2,10 @@
 with the columns ``id``, ``text`` and ``label``, read by :func:`~.table.load_table`.
 
 Each was built from one or more public repositories (its card, ``corpora/<name>.toml``, names
-them); the panel's CLUTO term-count sets are in :mod:`textcluster.ingest.cluto`.
+them); the panel's CLUTO term-count sets are in :mod:`textcluster.corpora.loaders.cluto`.
 """
 
-from .._errors import InvalidInputError
+from ..._errors import InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
 from ._paths import find_corpus_dir

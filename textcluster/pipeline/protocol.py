@@ -12,8 +12,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._errors import InvalidInputError
-from .metrics import evaluate
+from .._errors import InvalidInputError
+from ..metrics import evaluate
 
 __all__ = ["class_subset", "evaluate_split", "labeled_subset"]
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._errors import InvalidInputError
-from .metrics import METRICS
+from .._errors import InvalidInputError
+from ..metrics import METRICS, UNLABELED
 
 __all__ = [
     "MetricInfo",
@@ -33,7 +33,6 @@ PAIR_KEYS = ("corpus", "k", "draw", "seed")
 METRIC_ORDER = ("accuracy", "nmi", "purity", "entropy", "rand_index", "ari")
 METRIC_LABELS = {"accuracy": "AC", "nmi": "NMI", "purity": "Purity", "entropy": "Entropy",
                  "rand_index": "RI", "ari": "ARI"}
-UNLABELED = "_unlabeled"
 ALPHA = 0.05
 # With fewer pairs the exact two-sided test cannot reach p < 0.05 (smallest p = 2 / 2**n).
 MIN_PAIRS = 6

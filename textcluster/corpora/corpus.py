@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._compat import require
-from ._errors import InvalidInputError
+from .._compat import require
+from .._errors import InvalidInputError
 
 
 @dataclass

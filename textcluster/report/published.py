@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._errors import TextclusterError
-from .batch.spec import BEST, apply_override, is_number, tomllib
+from .._errors import TextclusterError
+from ..batch.spec import BEST, apply_override, is_number, tomllib
 from .markup import Paragraph, Table
 from .summary import average_over_k, metric_info
 

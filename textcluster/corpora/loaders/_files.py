@@ -5,7 +5,7 @@ import gzip
 import zlib
 from pathlib import Path
 
-from .._errors import CorpusFormatError, DataNotFoundError
+from ..._errors import CorpusFormatError, DataNotFoundError
 
 MAX_INDEX = 2**31 - 1  # the most documents, terms or non-zeros a corpus file may declare
 

@@ -4,14 +4,14 @@ without one, ``$TEXTCLUSTER_DATA``, then ``corpora/``."""
 import os
 from pathlib import Path
 
-from .._errors import DataNotFoundError
+from ..._errors import DataNotFoundError
 
 DATA_ENV = "TEXTCLUSTER_DATA"
 
 
 def default_cache_dir():
     """The project's ``corpora/`` folder when run from a checkout, else ``~/.cache/textcluster``."""
-    checkout = Path(__file__).resolve().parents[2] / "corpora"
+    checkout = Path(__file__).resolve().parents[3] / "corpora"
     if checkout.is_dir():
         return checkout
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "textcluster"
