@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from textcluster.corpora import fetch
+from textcluster.corpora import _archive, fetch
 from textcluster._errors import (CorpusFormatError, DataNotFoundError, InvalidInputError,
                                  TextclusterError)
 
@@ -162,7 +162,7 @@ def test_an_archive_bomb_is_refused(tmp_path, monkeypatch, kind, suffix):
 def test_the_unpacked_size_is_also_counted_while_extracting(tmp_path, monkeypatch, kind, suffix):
     """Headers can lie: with the check of the declared sizes switched off, the bytes actually
     written still stop the extraction."""
-    monkeypatch.setattr(fetch, "_declared", lambda entries, *limits: list(entries))
+    monkeypatch.setattr(_archive, "_declared", lambda entries, *limits: list(entries))
     archive = tmp_path / f"bomb{suffix}"
     archive.write_bytes(bomb(kind))
     (tmp_path / "out").mkdir()

@@ -109,6 +109,13 @@ class Card:
                 return name, digest, True
         return None
 
+    def verify_file(self, path, filename, origin):
+        """Check ``path`` (stored as ``filename``, from ``origin``) against the card's sha256,
+        when it has one; a mismatch raises :class:`CorpusFormatError`."""
+        expected = self.expected_sha256(filename)
+        if expected and expected[1]:
+            check_sha256(path, expected[1], f"{filename} from {origin}", decompress=expected[2])
+
 
 def file_sha256(path, decompress=False):
     """sha256 of the bytes of ``path``, or of its decompressed content (``.gz``/``.bz2``)."""
@@ -120,6 +127,17 @@ def file_sha256(path, decompress=False):
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_sha256(path, expected, what, decompress=False):
+    """Raise :class:`CorpusFormatError` when the sha256 of ``path`` is not ``expected``."""
+    actual = file_sha256(path, decompress=decompress)
+    if actual != expected:
+        raise CorpusFormatError(
+            f"checksum mismatch for {what}: sha256 {actual}, expected {expected}. The file was "
+            f"not installed. The download may be corrupt or the source may have changed: try "
+            f"again, or check the file by hand."
+        )
 
 
 def base_name(corpus_name):
