@@ -83,7 +83,7 @@ def test_top_terms_profiles():
     embedding = np.array([[1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
     model = SimpleNamespace(components_=np.array([[0.1, 0.5, 0.2], [0.1, 0.5, 0.2]]))
     result = SimpleNamespace(
-        labels=np.array([0, 0, 1, 1]), embedding=embedding, model=model,
+        labels=np.array([0, 0, 1, 1]), embedding=embedding, model=model, X=X,
         representation=SimpleNamespace(X=X, terms=np.array(["apple", "pear", "plum"])))
     centroid = top_terms(result, n_terms=2)
     assert centroid.values.tolist() == [[0, 1, "apple", 0.9], [0, 2, "pear", 0.1],

@@ -9,6 +9,7 @@
 """
 
 import importlib
+from types import ModuleType
 
 from sklearn.utils._param_validation import (  # noqa: F401 - re-exported
     Interval,
@@ -30,7 +31,7 @@ EXTRAS = {
 }
 
 
-def require(module, extra, feature, package=None):
+def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
     """Import and return the optional ``module``; when it is not installed raise
     :class:`MissingDependencyError`: "``feature`` needs ``package``: pip install
     'textcluster[extra]'" (``package`` defaults to the module's name).

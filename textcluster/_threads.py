@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 
-def n_threads():
+def n_threads() -> int:
     """Threads for sparse products: ``$TEXTCLUSTER_THREADS``, else the cores this process
     may use (batch workers set the variable to avoid oversubscription)."""
     if os.environ.get("TEXTCLUSTER_THREADS"):
@@ -17,5 +17,5 @@ def n_threads():
 
 
 @lru_cache(maxsize=4)
-def thread_pool(workers):
+def thread_pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers, thread_name_prefix="textcluster-spmm")

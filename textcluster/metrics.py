@@ -9,8 +9,8 @@ q classes.
 is better.
 """
 
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -22,6 +22,8 @@ from .registry import Registry
 
 # Suffix of a metric computed on the documents whose labels a semi-supervised model did not see.
 UNLABELED = "_unlabeled"
+
+Labels = Iterable[Hashable]  # one label per document: a 1-D array or sequence
 
 __all__ = [
     "METRICS",
@@ -107,7 +109,7 @@ def _accuracy(C):
 # -- public functions ----------------------------------------------------------------------------
 
 
-def contingency(labels_true, labels_pred):
+def contingency(labels_true: Labels, labels_pred: Labels) -> np.ndarray:
     """Contingency table ``C``: ``C[k, l] = n_k^l`` documents of class l are in cluster k.
 
     Returns a dense int64 array of shape (n_clusters, n_classes): rows are clusters (distinct values
@@ -119,7 +121,7 @@ def contingency(labels_true, labels_pred):
     return contingency_matrix(pred, true)
 
 
-def purity(labels_true, labels_pred):
+def purity(labels_true: Labels, labels_pred: Labels) -> float:
     """Purity = (1/n) Σ_k max_l n_k^l, in (0, 1]; higher is better.
 
     Zhao & Karypis (2004), "Empirical and theoretical comparisons of selected criterion functions
@@ -128,7 +130,7 @@ def purity(labels_true, labels_pred):
     return float(_purity(contingency(labels_true, labels_pred)))
 
 
-def entropy(labels_true, labels_pred):
+def entropy(labels_true: Labels, labels_pred: Labels) -> float:
     """Entropy = -(1/(n log2 q)) Σ_k Σ_l n_k^l log2(n_k^l / n_k), in [0, 1]; lower is better.
 
     q is the number of classes; defined as 0 when q = 1. Zhao & Karypis (2004), as used in
@@ -137,7 +139,7 @@ def entropy(labels_true, labels_pred):
     return _entropy(contingency(labels_true, labels_pred))
 
 
-def nmi(labels_true, labels_pred, average_method="max"):
+def nmi(labels_true: Labels, labels_pred: Labels, average_method: str = "max") -> float:
     """Normalized mutual information = MI(C, C') / avg(H(C), H(C')), in [0, 1]; higher is better.
 
     ``average_method`` is "max" (the papers' and Deng Cai's definition, the default), "arithmetic"
@@ -153,7 +155,7 @@ def nmi(labels_true, labels_pred, average_method="max"):
     return float(normalized_mutual_info_score(true, pred, average_method=average_method))
 
 
-def accuracy(labels_true, labels_pred):
+def accuracy(labels_true: Labels, labels_pred: Labels) -> float:
     """Accuracy (AC) = (1/n) max_m Σ_k n_k^{m(k)} over one-to-one maps m from clusters to classes.
 
     The best map is found by the Hungarian method (:func:`scipy.optimize.linear_sum_assignment`);
@@ -163,7 +165,7 @@ def accuracy(labels_true, labels_pred):
     return float(_accuracy(contingency(labels_true, labels_pred)))
 
 
-def rand_index(labels_true, labels_pred):
+def rand_index(labels_true: Labels, labels_pred: Labels) -> float:
     """Rand index = share of document pairs on which clusters and classes agree (both together
     or both apart), in [0, 1]; higher is better. Rand (1971).
 
@@ -175,7 +177,7 @@ def rand_index(labels_true, labels_pred):
     return float(rand_score(true, pred))
 
 
-def adjusted_rand(labels_true, labels_pred):
+def adjusted_rand(labels_true: Labels, labels_pred: Labels) -> float:
     """Adjusted Rand index (Hubert & Arabie 1985), in [-0.5, 1], 0 for chance; higher is better.
 
     Computed by :func:`sklearn.metrics.adjusted_rand_score`.
@@ -184,7 +186,7 @@ def adjusted_rand(labels_true, labels_pred):
     return float(adjusted_rand_score(true, pred))
 
 
-def evaluate(labels_true, labels_pred):
+def evaluate(labels_true: Labels, labels_pred: Labels) -> dict[str, float]:
     """All registered metrics at once: a dict with keys purity, entropy, nmi, accuracy,
     rand_index, ari."""
     true, pred = _check_labels(labels_true, labels_pred)
@@ -207,7 +209,7 @@ class Metric:
     """A named metric ``func(labels_true, labels_pred) -> float`` and its direction."""
 
     name: str
-    func: Callable
+    func: Callable[[Labels, Labels], float]
     greater_is_better: bool
 
 

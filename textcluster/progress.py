@@ -1,12 +1,18 @@
 """A progress hook the long loops call; the CLI points it at a progress bar."""
 
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 
-_callback = ContextVar("textcluster_progress", default=None)
+# A progress display: ``progress(label, total)`` returns a context manager that shows the
+# progress of a long stage while :func:`progress_step` reports its steps.
+Progress = Callable[[str, int], AbstractContextManager]
+
+_callback: ContextVar[Callable[[int], object] | None] = ContextVar("textcluster_progress",
+                                                                   default=None)
 
 
-def progress_step(n=1):
+def progress_step(n: int = 1) -> None:
     """Report ``n`` units of work done (a no-op unless a display is active)."""
     callback = _callback.get()
     if callback is not None:
@@ -14,7 +20,7 @@ def progress_step(n=1):
 
 
 @contextmanager
-def reporting_progress(callback):
+def reporting_progress(callback: Callable[[int], object]) -> Iterator[None]:
     """Within the block, :func:`progress_step` calls ``callback(n)``."""
     token = _callback.set(callback)
     try:

@@ -4,15 +4,20 @@ import difflib
 import inspect
 import re
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
 from ._errors import TextclusterError
+
+
+T = TypeVar("T")
 
 
 class UnknownNameError(TextclusterError, KeyError):
     """A name that is not in a registry; the message lists the known names."""
 
-    def __str__(self):  # KeyError would quote the message
+    def __str__(self) -> str:  # KeyError would quote the message
         return self.args[0]
 
 
@@ -26,12 +31,19 @@ class Registry:
     True
     """
 
-    def __init__(self, kind, plural=None):
+    def __init__(self, kind: str, plural: str | None = None) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
-        self._entries = {}
+        self._entries: dict[str, Any] = {}
+
+    @overload
+    def register(self, name: str) -> Callable[[T], T]: ...
+    @overload
+    def register(self, name: str, obj: T) -> T: ...
 
     def register(self, name, obj=None):
+        """Register ``obj`` as ``name`` and return it; without ``obj``, a decorator that
+        registers what it decorates."""
         def add(obj):
             if name in self._entries:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
@@ -40,7 +52,7 @@ class Registry:
 
         return add if obj is None else add(obj)
 
-    def get(self, name, *, suggest: bool = False):
+    def get(self, name: str, *, suggest: bool = False) -> Any:
         """The entry named ``name``; with ``suggest``, an unknown name's error also names the
         closest known name ("did you mean")."""
         try:
@@ -68,10 +80,10 @@ class Registry:
         return frozenset(name for name, obj in self._entries.items()
                          if getattr(obj, flag, False))
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
 

@@ -14,14 +14,13 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
 
 from .._errors import CorpusFormatError, InvalidInputError, TextclusterError
 from .cards import Card
+from .loaders._paths import StrPath
 
 CHUNK = 1 << 16
 # The largest archive on the cards, reuters21578.tar.gz, unpacks to 28.0 MB in 31 files: the
@@ -66,8 +65,9 @@ class _Entry:
     info: object  # its TarInfo or ZipInfo
 
 
-def extract_archive(archive, folder, name=None, verify=None, max_bytes=None,
-                    max_members=None) -> list:
+def extract_archive(archive: StrPath, folder: StrPath, name: str | None = None,
+                    verify: Card | None = None, max_bytes: int | None = None,
+                    max_members: int | None = None) -> list[str]:
     """Extract ``archive`` safely into ``folder``; returns the paths placed there.
 
     Every member is checked first and the limits are applied (see the module docstring); the

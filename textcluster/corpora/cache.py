@@ -7,10 +7,10 @@ arrays are read back with ``allow_pickle=False``. The key of
 
 * a parsed corpus (kind ``corpus``) holds the corpus name, the loader's options (defaults filled
   in) and the path and sha256 of every file the loader reads, as it declares them
-  (:func:`textcluster.corpora.loaders.source_files`: e.g. every ``reut2-*.sgm`` of the Reuters folder,
-  a folder's documents matching its pattern, a CLUTO matrix with its label and vocabulary
-  files), so that a file added, removed or changed gives another key (``hf:`` datasets are not
-  cached here; Hugging Face caches them);
+  (:func:`textcluster.corpora.loaders.source_files`: e.g. every ``reut2-*.sgm`` of the Reuters
+  folder, a folder's documents matching its pattern, a CLUTO matrix with its label and
+  vocabulary files), so that a file added, removed or changed gives another key (``hf:``
+  datasets are not cached here; Hugging Face caches them);
 * term counts (kind ``counts``) hold the sha256 of the documents' texts and the tokenization
   options (stop words, lower-casing, normalization, min_df, max_df, max_features); the tf-idf
   weighting is recomputed from them, which takes milliseconds;
@@ -37,9 +37,11 @@ import re
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,6 +51,7 @@ from . import cards
 from .._errors import TextclusterError
 from .corpus import Corpus
 from .loaders import resolve_loader, source_files
+from .loaders._paths import StrPath
 
 CACHE_ENV = "TEXTCLUSTER_CACHE"
 OFF_VALUES = frozenset({"off", "0", "false", "no", "none"})
@@ -58,13 +61,15 @@ VERSIONED = ("spacy", "scikit-learn", "nltk", "numpy", "scipy")
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}")
 _disabled = ContextVar("textcluster_cache_disabled", default=False)
 
+Key = dict[str, Any]  # what an entry is built from; JSON
+
 
 class CacheWarning(UserWarning):
     """The cache could not be read or written; textcluster went on without it."""
 
 
 @contextmanager
-def disabled():
+def disabled() -> Iterator[None]:
     """Within the block nothing is read from or written to the cache (``--no-cache``)."""
     token = _disabled.set(True)
     try:
@@ -73,7 +78,7 @@ def disabled():
         _disabled.reset(token)
 
 
-def location():
+def location() -> Path:
     """The cache folder (whether or not caching is on)."""
     value = os.environ.get(CACHE_ENV, "").strip()
     if value and value.lower() not in OFF_VALUES:
@@ -82,7 +87,7 @@ def location():
     return Path(base) / "textcluster" / "cache"
 
 
-def is_enabled():
+def is_enabled() -> bool:
     off = os.environ.get(CACHE_ENV, "").strip().lower() in OFF_VALUES
     return not (off or _disabled.get())
 
@@ -90,7 +95,7 @@ def is_enabled():
 # -- keys -----------------------------------------------------------------------------------------
 
 
-def corpus_key(name, data_dir, options):
+def corpus_key(name: str, data_dir: StrPath | None, options: dict[str, Any]) -> Key | None:
     """The key of ``load_corpus(name, data_dir, **options)``, or ``None`` when it is not cached:
     caching off, a loader that does not declare its files (``hf:NAME``), options the loader
     does not take or that are not plain values, or files that cannot be found or read (the
@@ -107,7 +112,8 @@ def corpus_key(name, data_dir, options):
     return _key("corpus", name=name, options=chosen, files=files) if files else None
 
 
-def source_file_digests(name, data_dir, options):
+def source_file_digests(name: str, data_dir: StrPath | None,
+                        options: dict[str, Any]) -> list[list[str]] | None:
     """``[[path, sha256], ...]`` of every file corpus ``name`` is read from (as its loader
     declares them, in its order); ``None`` when they are not known or cannot be read."""
     try:
@@ -117,7 +123,7 @@ def source_file_digests(name, data_dir, options):
         return None
 
 
-def counts_key(texts, options):
+def counts_key(texts: Sequence[str], options: dict[str, Any]) -> Key | None:
     """The key of the term counts of ``texts`` under the tokenization ``options``."""
     if not is_enabled():
         return None
@@ -128,7 +134,7 @@ def counts_key(texts, options):
     return _key("counts", texts=digest, n_texts=len(texts), options=options)
 
 
-def texts_digest(texts):
+def texts_digest(texts: Iterable[str]) -> str:
     """sha256 over the texts, each prefixed by its length in UTF-8 bytes."""
     digest = hashlib.sha256()
     for text in texts:
@@ -158,7 +164,7 @@ SOURCES = {"corpus": ("corpora/loaders/*.py", "corpora/corpus.py"), "counts": ("
 
 
 @functools.cache
-def versions(kind):
+def versions(kind: str) -> dict[str, str | None]:
     """Versions of textcluster and of the libraries that shape a parsed corpus or its counts,
     and a digest of the textcluster source that builds an entry of ``kind`` (so that edited
     loaders never read old corpora, and edited tokenizers never read old counts)."""
@@ -173,7 +179,8 @@ def versions(kind):
 
 def _source_digest(patterns):
     package = Path(__file__).resolve().parents[1]  # textcluster/
-    files = sorted({path for pattern in (*patterns, "corpora/cache.py") for path in package.glob(pattern)})
+    files = sorted({path for pattern in (*patterns, "corpora/cache.py")
+                    for path in package.glob(pattern)})
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(package).as_posix().encode())
@@ -189,21 +196,21 @@ def _entry_dir(key):
 # -- reading and writing entries ------------------------------------------------------------------
 
 
-def load_corpus(key):
+def load_corpus(key: Key | None) -> Corpus | None:
     """The cached corpus of ``key``, or ``None``."""
     return _read(key, _read_corpus)
 
 
-def save_corpus(key, corpus):
+def save_corpus(key: Key | None, corpus: Corpus) -> None:
     _write(key, lambda folder: _write_corpus(folder, corpus))
 
 
-def load_counts(key):
+def load_counts(key: Key | None) -> tuple[sp.csr_matrix, np.ndarray] | None:
     """The cached ``(counts, vocabulary)`` of ``key``, or ``None``."""
     return _read(key, _read_counts)
 
 
-def save_counts(key, counts, vocabulary):
+def save_counts(key: Key | None, counts: sp.spmatrix, vocabulary: Sequence[str]) -> None:
     _write(key, lambda folder: _write_counts(folder, counts, vocabulary))
 
 
@@ -367,12 +374,12 @@ class Entry:
     key: dict | None  # None when key.json cannot be read
 
     @property
-    def stale(self):
+    def stale(self) -> bool:
         """Built by other versions of textcluster or its libraries: never read again."""
         return self.key is None or self.key.get("versions") != versions(self.kind)
 
     @property
-    def summary(self):
+    def summary(self) -> str:
         if self.key is None:
             return "unreadable"
         options = ", ".join(f"{k}={v}" for k, v in sorted(self.key.get("options", {}).items()))
@@ -381,7 +388,7 @@ class Entry:
         return f"{what} ({options})" if options else str(what)
 
 
-def entries():
+def entries() -> list[Entry]:
     """Every entry in the cache folder, newest first."""
     found = []
     for kind in KINDS:
@@ -393,7 +400,7 @@ def entries():
     return sorted(found, key=lambda e: -e.modified)
 
 
-def clear(stale_only=False):
+def clear(stale_only: bool = False) -> tuple[int, int]:
     """Remove every entry (or only the stale ones) and leftover temporary folders; returns
     ``(entries removed, bytes freed)``.
 

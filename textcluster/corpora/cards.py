@@ -13,16 +13,18 @@ import gzip
 import hashlib
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import urlparse
 
 from .._errors import CorpusFormatError
-from .loaders._paths import search_dirs
+from .loaders._paths import StrPath, search_dirs
 from ..registry import UnknownNameError
 
 CARDS_DIR = Path(__file__).resolve().parents[2] / "corpora"
-DECOMPRESSORS = {"gz": gzip.open, "bz2": bz2.open}
+DECOMPRESSORS: dict[str, Callable[..., Any]] = {"gz": gzip.open, "bz2": bz2.open}
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -45,7 +47,7 @@ class Source:
     note: str = ""
 
     @property
-    def is_archive(self):
+    def is_archive(self) -> bool:
         return self.filename.lower().endswith(ARCHIVE_SUFFIXES)
 
 
@@ -62,10 +64,12 @@ class Card:
     labelled: bool
     licence: str
     citation: str
-    sources: tuple  # empty when no download reproduces the files
-    files: dict  # file name -> sha256 (None when unknown); all needed by the default loader
-    optional_files: dict  # read only by some options (TDT2_all.mat) or only when present
-    compression: tuple  # compressed twins the loader also reads: ("gz",) -> name.gz
+    sources: tuple[Source, ...]  # empty when no download reproduces the files
+    # file name -> sha256 (None when unknown): the files the default loader needs, and those
+    # read only by some options (TDT2_all.mat) or only when present
+    files: dict[str, str | None]
+    optional_files: dict[str, str | None]
+    compression: tuple[str, ...]  # compressed twins the loader also reads: ("gz",) -> name.gz
     selection: dict
     preprocessing: dict
     checksums: str = ""
@@ -73,32 +77,32 @@ class Card:
     path: Path | None = None
 
     @property
-    def all_files(self):
+    def all_files(self) -> dict[str, str | None]:
         return {**self.files, **self.optional_files}
 
-    def candidates(self, name):
+    def candidates(self, name: str) -> list[str]:
         """The names under which file ``name`` may be stored: itself, then its compressed
         twins."""
         return [name, *(f"{name}.{suffix}" for suffix in self.compression)]
 
-    def find_file(self, folder, name):
+    def find_file(self, folder: Path, name: str) -> Path | None:
         """``folder``'s copy of file ``name`` (plain or compressed), or ``None``."""
         return next((folder / c for c in self.candidates(name) if (folder / c).is_file()), None)
 
-    def present_files(self, folder):
+    def present_files(self, folder: Path) -> dict[str, Path]:
         """``{name: path}`` of the card's files found in ``folder``."""
         found = {name: self.find_file(folder, name) for name in self.all_files}
         return {name: path for name, path in found.items() if path is not None}
 
-    def is_complete(self, folder):
+    def is_complete(self, folder: StrPath) -> bool:
         return Path(folder).is_dir() and all(self.find_file(Path(folder), n) for n in self.files)
 
-    def locate(self, data_dir=None):
+    def locate(self, data_dir: StrPath | None = None) -> Path | None:
         """The first ``<data folder>/<card folder>`` holding every required file, or ``None``."""
         return next((base / self.folder for base in search_dirs(data_dir)
                      if self.is_complete(base / self.folder)), None)
 
-    def expected_sha256(self, filename):
+    def expected_sha256(self, filename: str) -> tuple[str, str | None, bool] | None:
         """``(card file name, sha256 or None, compressed?)`` for a stored or downloaded
         ``filename`` (``reut2-000.sgm.gz`` -> the checksum of ``reut2-000.sgm``'s content),
         or ``None`` when the card does not list it."""
@@ -109,7 +113,7 @@ class Card:
                 return name, digest, True
         return None
 
-    def verify_file(self, path, filename, origin):
+    def verify_file(self, path: Path, filename: str, origin: str) -> None:
         """Check ``path`` (stored as ``filename``, from ``origin``) against the card's sha256,
         when it has one; a mismatch raises :class:`CorpusFormatError`."""
         expected = self.expected_sha256(filename)
@@ -117,7 +121,7 @@ class Card:
             check_sha256(path, expected[1], f"{filename} from {origin}", decompress=expected[2])
 
 
-def file_sha256(path, decompress=False):
+def file_sha256(path: StrPath, decompress: bool = False) -> str:
     """sha256 of the bytes of ``path``, or of its decompressed content (``.gz``/``.bz2``)."""
     if not decompress and Path(path).stat().st_size <= 1 << 20:  # small: one read is faster
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -129,7 +133,7 @@ def file_sha256(path, decompress=False):
     return digest.hexdigest()
 
 
-def check_sha256(path, expected, what, decompress=False):
+def check_sha256(path: StrPath, expected: str, what: str, decompress: bool = False) -> None:
     """Raise :class:`CorpusFormatError` when the sha256 of ``path`` is not ``expected``."""
     actual = file_sha256(path, decompress=decompress)
     if actual != expected:
@@ -140,7 +144,7 @@ def check_sha256(path, expected, what, decompress=False):
         )
 
 
-def base_name(corpus_name):
+def base_name(corpus_name: str) -> str:
     """The corpus part of a corpus name: ``"citeulike-t:tags"`` -> ``"citeulike-t"``."""
     return str(corpus_name).split(":", 1)[0]
 
@@ -151,7 +155,7 @@ def _card_of(cards, name):
     return cards.get(str(name)) or cards.get(base_name(name))
 
 
-def load_cards(folder=None):
+def load_cards(folder: StrPath | None = None) -> dict[str, Card]:
     """``{name: Card}`` for every ``*.toml`` card in ``folder`` (default: :data:`CARDS_DIR`)."""
     return _load_cards(Path(folder or CARDS_DIR))
 
@@ -168,7 +172,7 @@ def _load_cards(folder):
     return dict(sorted(cards.items()))
 
 
-def get_card(name, folder=None):
+def get_card(name: str, folder: StrPath | None = None) -> Card:
     """The card of corpus ``name`` (a view such as ``citeulike-t:tags`` has its corpus' card)."""
     cards = load_cards(folder)
     card = _card_of(cards, name)
@@ -179,12 +183,12 @@ def get_card(name, folder=None):
     return card
 
 
-def find_card(name, folder=None):
+def find_card(name: str, folder: StrPath | None = None) -> Card | None:
     """The card of ``name``, or ``None`` (a folder path, or a corpus registered without one)."""
     return _card_of(load_cards(folder), name)
 
 
-def load_card(path):
+def load_card(path: StrPath) -> Card:
     """Parse and check one card file; a bad card raises :class:`CorpusFormatError` naming the
     file and the field."""
     path = Path(path)

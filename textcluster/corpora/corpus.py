@@ -1,10 +1,13 @@
 """The one type every loader returns."""
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from numbers import Integral
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import scipy.sparse as sp
 
@@ -47,13 +50,13 @@ class Corpus:
     name: str
     ids: np.ndarray
     labels: np.ndarray | None = None
-    texts: list | None = None
+    texts: list[str] | None = None
     matrix: sp.csr_matrix | None = None
     vocabulary: np.ndarray | None = None
     metadata: dict = field(default_factory=dict)
     graph: sp.csr_matrix | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.name = _escaped(self.name)
         self.ids = _escaped_array(self.ids)
         n = len(self.ids)
@@ -79,20 +82,20 @@ class Corpus:
                     f"expected {n} × {n}"
                 )
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.ids)
 
     @property
-    def n_docs(self):
+    def n_docs(self) -> int:
         return len(self.ids)
 
     @property
-    def classes(self):
+    def classes(self) -> np.ndarray:
         """Sorted distinct labels (empty for an unlabelled corpus)."""
         return np.array([]) if self.labels is None else np.unique(self.labels)
 
     @property
-    def class_sizes(self):
+    def class_sizes(self) -> dict[str, int]:
         """``{label: count}``, largest class first."""
         if self.labels is None:
             return {}
@@ -100,13 +103,13 @@ class Corpus:
         order = np.argsort(-counts, kind="stable")
         return {str(names[i]): int(counts[i]) for i in order}
 
-    def label_codes(self):
+    def label_codes(self) -> np.ndarray:
         """Labels as integers 0..q-1 (in the order of :attr:`classes`)."""
         if self.labels is None:
             raise InvalidInputError(f"corpus {self.name!r} has no class labels")
         return np.searchsorted(self.classes, self.labels)
 
-    def subset(self, index, name=None):
+    def subset(self, index: npt.ArrayLike, name: str | None = None) -> "Corpus":
         """A new corpus holding the documents at ``index`` (boolean mask or positions)."""
         index = np.asarray(index)
         if index.dtype == bool:
@@ -122,7 +125,9 @@ class Corpus:
             graph=None if self.graph is None else self.graph[index][:, index],
         )
 
-    def select_classes(self, classes=None, min_class_size=None, top=None):
+    def select_classes(self, classes: Iterable[str] | None = None,
+                       min_class_size: int | None = None,
+                       top: int | None = None) -> "Corpus":
         """Keep documents of the given classes, of classes with at least ``min_class_size``
         documents, and/or of the ``top`` largest classes (ties broken by name)."""
         if classes is None and min_class_size is None and top is None:
@@ -138,13 +143,14 @@ class Corpus:
         sizes = self.class_sizes
         keep = list(sizes)
         if classes is not None:
-            unknown = sorted(set(map(str, classes)) - set(sizes))
+            wanted = set(map(str, classes))
+            unknown = sorted(wanted - set(sizes))
             if unknown:
                 raise InvalidInputError(
                     f"corpus {self.name!r} has no class {unknown[0]!r}; "
                     f"its classes are: {', '.join(sorted(sizes))}"
                 )
-            keep = [c for c in keep if c in set(map(str, classes))]
+            keep = [c for c in keep if c in wanted]
         if min_class_size is not None:
             keep = [c for c in keep if sizes[c] >= min_class_size]
         if top is not None:
@@ -156,8 +162,7 @@ class Corpus:
             )
         return self.subset(np.isin(self.labels, keep))
 
-
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The corpus as a :class:`pandas.DataFrame`, one row per document.
 
         Columns: ``id``; ``label`` (labelled corpora); ``text`` (text corpora); and for corpora
@@ -165,7 +170,7 @@ class Corpus:
         parallel lists (term names, or ``term<j>`` without a vocabulary, and their values),
         so that no dense documents × terms table is ever built. The graph is not exported.
         """
-        columns = {"id": self.ids}
+        columns: dict[str, Any] = {"id": self.ids}
         if self.labels is not None:
             columns["label"] = self.labels
         if self.texts is not None:
@@ -174,7 +179,7 @@ class Corpus:
             columns["terms"], columns["counts"] = _sparse_rows(self.matrix, self._term_names())
         return pd.DataFrame(columns)
 
-    def to_dataset(self):
+    def to_dataset(self) -> Any:
         """The corpus as a Hugging Face :class:`datasets.Dataset` with the columns of
         :meth:`to_pandas` (the corpus name is in ``dataset.info.description``). Needs the
         ``hf`` extra."""

@@ -38,26 +38,25 @@ import shutil
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from .. import __version__
 from .._errors import DataNotFoundError, TextclusterError
-from ..progress import progress_step
+from ..progress import Progress, progress_step
 from ._archive import (  # extract_archive, its limits and its error are also fetch's names
     CHUNK, LOCK_NAME, MAX_MEMBERS, MAX_MEMBERS_ENV, MAX_UNPACKED_BYTES,
     MAX_UNPACKED_ENV, TEMPORARY as _TEMPORARY, ArchiveLimitError, extract_archive,
 )
-from .cards import Card, Source, check_sha256
-from .loaders._paths import search_dirs
+from .cards import Card, check_sha256
+from .loaders._paths import StrPath, search_dirs
 
 try:
     import fcntl
 except ImportError:  # Windows: the lock file's age tells whether its fetch was killed
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 TIMEOUT = 60  # seconds without data before a download is given up
 STALE_LOCK_SECONDS = 24 * 3600  # without fcntl, an older lock file was left by a killed fetch
@@ -74,18 +73,19 @@ class FetchReport:
     """What :func:`fetch_corpus` did."""
 
     folder: Path
-    downloaded: list = field(default_factory=list)  # URLs
-    installed: list = field(default_factory=list)  # file names placed in the folder
-    unverified: list = field(default_factory=list)  # installed files without a known sha256
+    downloaded: list[str] = field(default_factory=list)  # URLs
+    installed: list[str] = field(default_factory=list)  # file names placed in the folder
+    unverified: list[str] = field(default_factory=list)  # installed files without a sha256
     already_present: bool = False
 
     @property
-    def verified(self) -> list:
+    def verified(self) -> list[str]:
         """Installed files checked against a sha256 on the card."""
         return [name for name in self.installed if name not in self.unverified]
 
 
-def fetch_corpus(card, data_dir=None, force=False, progress=None) -> FetchReport:
+def fetch_corpus(card: Card, data_dir: StrPath | None = None, force: bool = False,
+                 progress: Progress | None = None) -> FetchReport:
     """Download, verify and unpack ``card``'s corpus into ``<data folder>/<card.folder>``.
 
     The data folder is ``data_dir``, else ``$TEXTCLUSTER_DATA``, else the default one.
@@ -158,7 +158,7 @@ def _fetch_source(card, source, folder, report, progress):
 
 
 @contextmanager
-def fetch_lock(folder):
+def fetch_lock(folder: StrPath) -> Iterator[None]:
     """Hold the lock of corpus folder ``folder`` for the ``with`` block; raises
     :class:`FetchBusyError` when another fetch holds it. The lock file is removed on exit."""
     path = Path(folder) / LOCK_NAME
@@ -235,7 +235,8 @@ def _remove_leftovers_if_free(folder):
 _NETWORK_ERRORS = (OSError, http.client.HTTPException)
 
 
-def download(url, folder, sha256=None, progress=None) -> Path:
+def download(url: str, folder: StrPath, sha256: str | None = None,
+             progress: Progress | None = None) -> Path:
     """Download ``url`` completely into a temporary file in ``folder`` and return its path.
 
     A transfer shorter than its declared length or cut by a network error raises

@@ -5,6 +5,8 @@ The default weighting is the one of the GNMF papers (Deng Cai's code, DESIGN §5
 that end up all-zero (a term in every document, or in none) dropped.
 """
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
@@ -18,7 +20,9 @@ from .tokenize import Analyzer
 WEIGHTINGS = Registry("tf-idf weighting")
 
 
-def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
+def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | None = None,
+                min_df: float = 1, max_df: float = 1.0,
+                max_features: int | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
     """Documents × terms count matrix (CSR) and the vocabulary, via scikit-learn's
     ``CountVectorizer`` with a spaCy :class:`~textcluster.text.tokenize.Analyzer`."""
     vectorizer = CountVectorizer(
@@ -43,7 +47,7 @@ def count_terms(texts, analyzer=None, min_df=1, max_df=1.0, max_features=None):
 
 
 @WEIGHTINGS.register("cai")
-def cai_tfidf(counts):
+def cai_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
     """``(1 + ln tf) · ln(N / df)`` (Deng Cai's ``tfidf.m``)."""
     counts = sp.csr_matrix(counts, dtype=np.float64, copy=True)
     if counts.nnz and counts.data.min() < 1:
@@ -59,24 +63,25 @@ def cai_tfidf(counts):
 
 
 @WEIGHTINGS.register("sklearn")
-def sklearn_tfidf(counts):
+def sklearn_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
     """scikit-learn's default: ``tf · (ln((1 + N) / (1 + df)) + 1)``."""
     return TfidfTransformer(norm=None).fit_transform(counts)
 
 
 @WEIGHTINGS.register("sklearn-sublinear")
-def sklearn_sublinear_tfidf(counts):
+def sklearn_sublinear_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
     """scikit-learn with ``sublinear_tf=True``: ``(1 + ln tf) · (ln((1 + N) / (1 + df)) + 1)``."""
     return TfidfTransformer(norm=None, sublinear_tf=True).fit_transform(counts)
 
 
 @WEIGHTINGS.register("tf")
-def raw_tf(counts):
+def raw_tf(counts: sp.spmatrix) -> sp.spmatrix:
     """Raw term counts (no idf)."""
     return sp.csr_matrix(counts, dtype=np.float64, copy=True)
 
 
-def tfidf(counts, weighting="cai", normalize=True, drop_empty_terms=True):
+def tfidf(counts: sp.spmatrix, weighting: str = "cai", normalize: bool = True,
+          drop_empty_terms: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
     """Weighted, row-normalized documents × terms matrix and the kept column indices.
 
     Parameters
@@ -114,12 +119,12 @@ def tfidf(counts, weighting="cai", normalize=True, drop_empty_terms=True):
     return X, kept if used is None else used[kept]
 
 
-def empty_rows(X):
+def empty_rows(X: sp.spmatrix) -> np.ndarray:
     """Positions of documents with no term left."""
     return np.flatnonzero(np.diff(sp.csr_matrix(X).indptr) == 0)
 
 
-def distinct_rows(X) -> int:
+def distinct_rows(X: sp.spmatrix | np.ndarray) -> int:
     """The number of distinct rows (documents) of ``X``, sparse or dense."""
     if not sp.issparse(X):
         X = np.asarray(X)

@@ -19,7 +19,7 @@ def _spacy_tokenizer():
     return English().tokenizer
 
 
-def stop_words(name="spacy"):
+def stop_words(name: str | None = "spacy") -> frozenset[str]:
     """The stop-word list ``"spacy"`` (326 words), ``"nltk"`` (NLTK's English list, 179
     words, bundled in scikit-learn's form for offline use: ``"sklearn"``), or ``"none"``."""
     if name == "spacy":
@@ -47,7 +47,8 @@ class Analyzer:
     Instances are picklable so vectorizers using them can run in worker processes.
     """
 
-    def __init__(self, stop_words="spacy", lowercase=True, normalize="none", min_length=2):
+    def __init__(self, stop_words: str | None = "spacy", lowercase: bool = True,
+                 normalize: str = "none", min_length: int = 2) -> None:
         if normalize not in ("none", "stem", "lemma"):
             raise InvalidInputError(
                 f"unknown term normalization {normalize!r}; choose none, stem or lemma"
@@ -59,7 +60,7 @@ class Analyzer:
         self._stops = globals()["stop_words"](stop_words)
         self._norm = _normalizer(normalize)
 
-    def __call__(self, text):
+    def __call__(self, text: str) -> list[str]:
         tokens = (t.text for t in _spacy_tokenizer()(text))
         if self.lowercase:
             tokens = (t.lower() for t in tokens)

@@ -17,7 +17,9 @@ with Deng Cai's ``fea`` and ``gnd``, of a CLUTO matrix (``<name>.mat[.gz]`` hold
 
 import functools
 import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..._errors import InvalidInputError
 from ..corpus import Corpus
@@ -26,6 +28,7 @@ from .citeulike import load_citeulike_a, load_citeulike_t
 from .cluto import SETS as CLUTO_SETS
 from .cluto import is_cluto_file, load_cluto, load_cluto_set
 from ._files import reads
+from ._paths import StrPath
 from .folder import load_folder
 from .libsvm import load_libsvm, load_sector
 from .matlab import is_matlab_file, load_mat_file, load_reuters_cai, load_tdt2
@@ -33,6 +36,8 @@ from .panel import TABLES as PANEL_TABLES
 from .panel import load_panel_table
 from .reuters import load_reuters
 from .table import HF_PREFIX, load_hf, load_table, table_format
+
+Loader = Callable[..., Corpus]  # loader(data_dir=None, **options)
 
 CORPORA = Registry("corpus", "corpora")
 CORPORA.register("reuters", load_reuters)
@@ -56,7 +61,7 @@ for _name in CLUTO_SETS:
     CORPORA.register(f"cluto:{_name}", _partial(load_cluto_set, _name))
 
 
-def resolve_loader(name):
+def resolve_loader(name: str) -> Loader:
     """The loader for ``name``: a registered corpus, ``name:view``, ``hf:NAME``, a table file,
     a MATLAB or CLUTO matrix file or a folder of text files. Its signature lists the options it
     takes."""
@@ -132,7 +137,8 @@ def _load_folder_corpus(path, data_dir=None, pattern="*.txt", min_class_size=Non
     return load_folder(path, pattern=pattern, min_class_size=min_class_size, top=top)
 
 
-def source_files(name, data_dir=None, **options) -> list[Path] | None:
+def source_files(name: str, data_dir: StrPath | None = None,
+                 **options: Any) -> list[Path] | None:
     """The files ``load_corpus(name, data_dir, **options)`` reads, or ``None`` when its loader
     does not declare them (``hf:NAME``). Raises what the loader would raise when they cannot
     be found (e.g. :class:`DataNotFoundError`) or an option is bad."""
@@ -148,7 +154,7 @@ def source_files(name, data_dir=None, **options) -> list[Path] | None:
     return list(declared(**{**bound.arguments, "data_dir": data_dir}))
 
 
-def load_corpus(name, data_dir=None, **options):
+def load_corpus(name: str, data_dir: StrPath | None = None, **options: Any) -> Corpus:
     """Load the corpus registered as ``name`` (or at path ``name``, see
     :func:`resolve_loader`), passing ``data_dir`` and ``options`` on."""
     loader = resolve_loader(name)

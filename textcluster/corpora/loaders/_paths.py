@@ -8,8 +8,10 @@ from ..._errors import DataNotFoundError
 
 DATA_ENV = "TEXTCLUSTER_DATA"
 
+StrPath = str | os.PathLike[str]  # a path, as the loaders and fetch take it
 
-def default_cache_dir():
+
+def default_cache_dir() -> Path:
     """The project's ``corpora/`` folder when run from a checkout, else ``~/.cache/textcluster``."""
     checkout = Path(__file__).resolve().parents[3] / "corpora"
     if checkout.is_dir():
@@ -17,13 +19,13 @@ def default_cache_dir():
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "textcluster"
 
 
-def search_dirs(data_dir=None) -> list[Path]:
+def search_dirs(data_dir: StrPath | None = None) -> list[Path]:
     """Every folder that may hold corpora, in order: ``data_dir``, ``$TEXTCLUSTER_DATA``, the
     default folder. Loaders read from :func:`corpus_dirs` only."""
     return [*([Path(data_dir)] if data_dir is not None else []), *corpus_dirs(None)]
 
 
-def corpus_dirs(data_dir=None) -> list[Path]:
+def corpus_dirs(data_dir: StrPath | None = None) -> list[Path]:
     """The folders loaders read corpora from: ``[data_dir]`` when one is given (an explicit
     folder is the one used, never another copy), else ``$TEXTCLUSTER_DATA`` and the default
     folder."""
@@ -33,7 +35,8 @@ def corpus_dirs(data_dir=None) -> list[Path]:
     return [*([Path(env)] if env else []), default_cache_dir()]
 
 
-def find_corpus_dir(subdir, required, data_dir=None, source=None) -> Path:
+def find_corpus_dir(subdir: str, required: list[str], data_dir: StrPath | None = None,
+                    source: str | None = None) -> Path:
     """First ``<dir>/<subdir>`` among :func:`corpus_dirs` holding every pattern in ``required``.
 
     ``required`` are glob patterns, e.g. ``["reut2-0*.sgm*"]``. Raises

@@ -39,6 +39,7 @@ their clusterings can be compared), an article must also keep at least one tag a
 
 import re
 from numbers import Integral, Real
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,7 +48,7 @@ from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ...text.tfidf import tfidf
 from ._files import find_file, has_file, reads, read_lines
-from ._paths import find_corpus_dir
+from ._paths import StrPath, find_corpus_dir
 
 SOURCES = {
     "citeulike-a": "https://github.com/js05212/citeulike-a",
@@ -59,25 +60,27 @@ FEATURES = {"tags": "tags", "users": "users", "terms": "terms", "combined": "use
 TAG_FILES = {"citeulike-a": ("item-tag.dat", True), "citeulike-t": ("tag-item.dat", False)}
 
 
-def citeulike_t_files(data_dir=None, **_options):
+def citeulike_t_files(data_dir: StrPath | None = None, **_options: object) -> list[Path]:
     """The files :func:`load_citeulike_t` reads."""
     return list(citeulike_paths("citeulike-t", data_dir).values())
 
 
-def citeulike_a_files(data_dir=None, **_options):
+def citeulike_a_files(data_dir: StrPath | None = None, **_options: object) -> list[Path]:
     """The files :func:`load_citeulike_a` reads."""
     return list(citeulike_paths("citeulike-a", data_dir).values())
 
 
 @reads(citeulike_t_files)
-def load_citeulike_t(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+def load_citeulike_t(data_dir: StrPath | None = None, view: str = "tags", min_count: int = 4,
+                     combined_weight: float = 0.5) -> Corpus:
     """citeulike-t (Wang, Chen & Li 2013: 25,975 articles, 7,947 users, 52,946 tags); see the
     module docstring for the views, the selection and the citation graph."""
     return load_citeulike("citeulike-t", data_dir, view, min_count, combined_weight)
 
 
 @reads(citeulike_a_files)
-def load_citeulike_a(data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+def load_citeulike_a(data_dir: StrPath | None = None, view: str = "tags", min_count: int = 4,
+                     combined_weight: float = 0.5) -> Corpus:
     """citeulike-a (Wang & Blei 2011: 16,980 articles, 5,551 users, 46,391 tags); see the
     module docstring. Its ``terms`` view needs ``mult.dat``, which not every copy has."""
     return load_citeulike("citeulike-a", data_dir, view, min_count, combined_weight)
@@ -87,7 +90,7 @@ load_citeulike_t.views = VIEWS
 load_citeulike_a.views = VIEWS
 
 
-def citeulike_paths(variant, data_dir=None):
+def citeulike_paths(variant: str, data_dir: StrPath | None = None) -> dict[str, Path]:
     """``{file name: path}`` of every file of ``<data folder>/citeulike/<variant>/`` that the
     loader reads: the four it needs, and ``mult.dat`` and ``vocabulary.dat`` when present."""
     tag_file, _ = TAG_FILES[variant]
@@ -98,7 +101,8 @@ def citeulike_paths(variant, data_dir=None):
     return {name: find_file(folder, name) for name in names}
 
 
-def load_citeulike(variant, data_dir=None, view="tags", min_count=4, combined_weight=0.5):
+def load_citeulike(variant: str, data_dir: StrPath | None = None, view: str = "tags",
+                   min_count: int = 4, combined_weight: float = 0.5) -> Corpus:
     """One view of ``<data_dir>/citeulike/<variant>/`` (``variant``: citeulike-a or -t)."""
     _check_options(view, min_count, combined_weight)
     paths = citeulike_paths(variant, data_dir)

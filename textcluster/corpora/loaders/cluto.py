@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import MAX_INDEX, find_file, has_file, reads, read_lines
-from ._paths import find_corpus_dir
+from ._paths import StrPath, find_corpus_dir
 from .matlab import is_matlab_file
 
 KARYPIS_FOLDER = "panel/cluto_karypis"
@@ -51,7 +51,8 @@ _C45_ATTRIBUTE = re.compile(r"\S+: continuous\.")
 _WHOLE = re.compile(r"[0-9]+")
 
 
-def cluto_set_files(set_name: str, data_dir=None, **_options) -> list:
+def cluto_set_files(set_name: str, data_dir: StrPath | None = None,
+                    **_options: object) -> list[Path]:
     """The files :func:`load_cluto_set` reads: the set's matrix, then its label and vocabulary
     files (:func:`cluto_files`)."""
     folder_name = SETS[set_name]
@@ -65,7 +66,8 @@ def cluto_set_files(set_name: str, data_dir=None, **_options) -> list:
 
 
 @reads(cluto_set_files)
-def load_cluto_set(set_name: str, data_dir=None, min_class_size=None, top=None) -> Corpus:
+def load_cluto_set(set_name: str, data_dir: StrPath | None = None,
+                   min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """The panel's CLUTO set ``set_name`` (a key of :data:`SETS`), from
     ``<data folder>/panel/cluto_karypis`` or ``panel/cluto_ntyaan``."""
     corpus = load_cluto(cluto_set_files(set_name, data_dir)[0])
@@ -74,14 +76,14 @@ def load_cluto_set(set_name: str, data_dir=None, min_class_size=None, top=None) 
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
 
-def cluto_files(path, **_options) -> list:
+def cluto_files(path: StrPath, **_options: object) -> list[Path]:
     """The files :func:`load_cluto` reads: the matrix ``path`` and the label and vocabulary
     files beside it (:func:`companion_files`)."""
     return [Path(path), *companion_files(path).values()]
 
 
 @reads(cluto_files)
-def load_cluto(path, min_class_size=None, top=None) -> Corpus:
+def load_cluto(path: StrPath, min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """The corpus of a CLUTO matrix file ``<name>.mat[.gz]`` or ``sparse_<name>.txt[.gz]`` and
     of the label and vocabulary files beside it (see the module docstring)."""
     path = Path(path)
@@ -111,7 +113,7 @@ def load_cluto(path, min_class_size=None, top=None) -> Corpus:
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
 
-def is_cluto_file(path) -> bool:
+def is_cluto_file(path: StrPath) -> bool:
     """Whether ``path`` is a file named like a CLUTO matrix (``<name>.mat[.gz]``,
     ``sparse_<name>.txt[.gz]``) that is not a MATLAB file (whose header starts with
     ``MATLAB``, e.g. Deng Cai's ``.mat`` files)."""
@@ -119,7 +121,7 @@ def is_cluto_file(path) -> bool:
     return path.is_file() and _set_name(path) is not None and not is_matlab_file(path)
 
 
-def companion_files(path) -> dict:
+def companion_files(path: StrPath) -> dict[str, Path]:
     """The label and vocabulary files present beside matrix ``path``, plain or ``.gz``:
     ``{"rclass": ..., "one_hot": ..., "clabel": ...}`` (absent keys: no such file)."""
     path, name = Path(path), _set_name(Path(path))

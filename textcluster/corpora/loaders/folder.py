@@ -10,13 +10,16 @@ instead (a table file is loaded by giving its path, see :mod:`textcluster.corpor
 
 from pathlib import Path
 
+import numpy as np
+
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
+from ._paths import StrPath
 from .table import table_format
 
 
-def folder_files(path, pattern="*.txt", **_options) -> list:
+def folder_files(path: StrPath, pattern: str = "*.txt", **_options: object) -> list[Path]:
     """The files :func:`load_folder` reads: those matching ``pattern`` at the top of ``path``
     and in its sub-folders (one level), hidden ones left out."""
     if not isinstance(pattern, str) or not pattern:
@@ -29,7 +32,8 @@ def folder_files(path, pattern="*.txt", **_options) -> list:
 
 
 @reads(folder_files)
-def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
+def load_folder(path: StrPath, pattern: str = "*.txt", min_class_size: int | None = None,
+                top: int | None = None) -> Corpus:
     """Load the documents under ``path`` (see the module docstring)."""
     root = Path(path)
     files = folder_files(root, pattern)
@@ -45,8 +49,8 @@ def load_folder(path, pattern="*.txt", min_class_size=None, top=None):
     texts, fallback = zip(*(_read_text(p) for p in files))
     corpus = Corpus(
         name=root.resolve().name,
-        ids=[p.relative_to(root).with_suffix("").as_posix() for p in files],
-        labels=[p.parent.name for p in files] if nested else None,
+        ids=np.array([p.relative_to(root).with_suffix("").as_posix() for p in files]),
+        labels=np.array([p.parent.name for p in files]) if nested else None,
         texts=list(texts),
         metadata={"source": str(root), "pattern": pattern,
                   "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f]},

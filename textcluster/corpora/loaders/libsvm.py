@@ -14,6 +14,7 @@ from the LIBSVM site's ``sector.scale`` (6,412 training documents) and ``sector.
 import bz2
 import gzip
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from sklearn.datasets import load_svmlight_files
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import MAX_INDEX, reads
-from ._paths import find_corpus_dir
+from ._paths import StrPath, find_corpus_dir
 
 SECTOR_SOURCE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass.html#sector"
 SECTOR_FILES = {"train": "sector.scale", "test": "sector.t.scale"}
@@ -34,7 +35,7 @@ _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 _OPENERS = {".bz2": bz2.open, ".gz": gzip.open}
 
 
-def sector_files(data_dir, split, **_options):
+def sector_files(data_dir: StrPath | None, split: str, **_options: object) -> list[Path]:
     """The files :func:`load_sector` reads for ``split``."""
     if split not in SPLITS:
         raise InvalidInputError(f"unknown SECTOR split {split!r}; allowed: {', '.join(SPLITS)}")
@@ -45,7 +46,8 @@ def sector_files(data_dir, split, **_options):
 
 
 @reads(sector_files)
-def load_sector(data_dir=None, split="all", min_class_size=50, top=None):
+def load_sector(data_dir: StrPath | None = None, split: str = "all",
+                min_class_size: int | None = 50, top: int | None = None) -> Corpus:
     """SECTOR from ``<data_dir>/sector/sector.scale[.bz2]`` and ``sector.t.scale[.bz2]``.
 
     ``split``: ``"all"`` (training then test documents, the default), ``"train"`` or
@@ -69,35 +71,36 @@ def _pick(folder, name):
     raise DataNotFoundError(f"no {name} or {name}.bz2 in {folder}; see {SECTOR_SOURCE}")
 
 
-def load_libsvm(paths, name=None, parts=None, source=None):
+def load_libsvm(paths: Iterable[StrPath], name: str | None = None,
+                parts: list[str] | None = None, source: str | None = None) -> Corpus:
     """A matrix corpus from LIBSVM multiclass files sharing one feature space.
 
     Rows of all files are stacked in order; ids are ``<part>-<row>`` (``parts`` default to the
     file names). Class numbers become the labels (``"3"``, not ``"3.0"``). Values must be finite
     and non-negative (NMF needs non-negative data); they are kept as ``metadata["weighted"]``.
     """
-    paths = [Path(p) for p in paths]
-    parts = parts or [p.name for p in paths]
+    files = [Path(p) for p in paths]
+    parts = parts or [p.name for p in files]
     try:
-        loaded = load_svmlight_files([str(p) for p in paths], zero_based=False,
+        loaded = load_svmlight_files([str(p) for p in files], zero_based=False,
                                      dtype=np.float64)
     except _STREAM_ERRORS as exc:
-        raise _unreadable(paths, exc, source) from None
+        raise _unreadable(files, exc, source) from None
     except (ValueError, OverflowError) as exc:  # OverflowError: an index beyond MAX_INDEX
-        raise _locate_error(paths, exc) from None
+        raise _locate_error(files, exc) from None
     matrices, targets = loaded[0::2], loaded[1::2]
-    for path, matrix, y in zip(paths, matrices, targets):
+    for path, matrix, y in zip(files, matrices, targets):
         _check_values(path, matrix, y)
-    ids = [f"{part}-{i}" for part, y in zip(parts, targets) for i in range(len(y))]
+    ids = np.array([f"{part}-{i}" for part, y in zip(parts, targets) for i in range(len(y))])
     matrix = sp.vstack(matrices, format="csr")
     return Corpus(
-        name=name or paths[0].stem,
+        name=name or files[0].stem,
         ids=ids,
-        labels=[_class_name(v) for y in targets for v in y],
+        labels=np.array([_class_name(v) for y in targets for v in y]),
         matrix=matrix,
-        metadata={"source_files": [p.name for p in paths], "format": "LIBSVM",
+        metadata={"source_files": [p.name for p in files], "format": "LIBSVM",
                   "weighted": True,
-                  "documents_per_file": {p.name: len(y) for p, y in zip(paths, targets)}},
+                  "documents_per_file": {p.name: len(y) for p, y in zip(files, targets)}},
     )
 
 

@@ -17,7 +17,7 @@ from scipy.io.matlab import MatReadError
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
-from ._paths import find_corpus_dir
+from ._paths import StrPath, find_corpus_dir
 
 SOURCE = "http://www.cad.zju.edu.cn/home/dengcai/Data/TextData.html"
 TDT2_FILES = {"top30": "TDT2.mat", "all": "TDT2_all.mat"}
@@ -30,7 +30,7 @@ _READ_ERRORS = (
 )
 
 
-def tdt2_files(data_dir, variant, **_options):
+def tdt2_files(data_dir: StrPath | None, variant: str, **_options: object) -> list[Path]:
     """The file :func:`load_tdt2` reads."""
     if variant not in TDT2_FILES:
         raise InvalidInputError(
@@ -41,7 +41,8 @@ def tdt2_files(data_dir, variant, **_options):
 
 
 @reads(tdt2_files)
-def load_tdt2(data_dir=None, variant="top30", min_class_size=None, top=None):
+def load_tdt2(data_dir: StrPath | None = None, variant: str = "top30",
+              min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """TDT2 as preprocessed by Deng Cai: ``variant="top30"`` (``TDT2.mat``, the 30 largest
     classes, 9394 documents) or ``"all"`` (``TDT2_all.mat``, 96 classes)."""
     corpus = load_cai_mat(tdt2_files(data_dir, variant)[0], name="tdt2")
@@ -49,33 +50,35 @@ def load_tdt2(data_dir=None, variant="top30", min_class_size=None, top=None):
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
 
-def reuters_cai_files(data_dir=None, **_options):
+def reuters_cai_files(data_dir: StrPath | None = None, **_options: object) -> list[Path]:
     """The file :func:`load_reuters_cai` reads."""
     folder = find_corpus_dir("reuters21578_cai", ["Reuters21578.mat"], data_dir, source=SOURCE)
     return [folder / "Reuters21578.mat"]
 
 
 @reads(reuters_cai_files)
-def load_reuters_cai(data_dir=None, min_class_size=None, top=None):
+def load_reuters_cai(data_dir: StrPath | None = None, min_class_size: int | None = None,
+                     top: int | None = None) -> Corpus:
     """Reuters-21578 as preprocessed by Deng Cai (``Reuters21578.mat``: 8293 documents with a
     single topic, 65 classes)."""
     corpus = load_cai_mat(reuters_cai_files(data_dir)[0], name="reuters-cai")
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
 
-def mat_file_files(path, **_options):
+def mat_file_files(path: StrPath, **_options: object) -> list[Path]:
     """The file :func:`load_mat_file` reads: ``path``."""
     return [Path(path)]
 
 
 @reads(mat_file_files)
-def load_mat_file(path, min_class_size=None, top=None):
+def load_mat_file(path: StrPath, min_class_size: int | None = None,
+                  top: int | None = None) -> Corpus:
     """A MATLAB file with Deng Cai's ``fea`` and ``gnd``, given by path (see
     :func:`load_cai_mat`)."""
     return load_cai_mat(path).select_classes(min_class_size=min_class_size, top=top)
 
 
-def is_matlab_file(path):
+def is_matlab_file(path: StrPath) -> bool:
     """Whether ``path`` is a file whose header starts with ``MATLAB`` (``MATLAB 5.0 MAT-file``,
     ``MATLAB 7.3 MAT-file``): told apart by content from CLUTO's text ``.mat`` files."""
     try:
@@ -85,7 +88,7 @@ def is_matlab_file(path):
         return False
 
 
-def load_cai_mat(path, name=None):
+def load_cai_mat(path: StrPath, name: str | None = None) -> Corpus:
     """A matrix corpus from one MATLAB file with ``fea`` (documents × terms counts) and ``gnd``
     (class numbers, kept as the labels ``"1"``, ``"2"``, …). Ids are the row numbers."""
     path = Path(path)

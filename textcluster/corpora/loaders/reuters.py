@@ -8,11 +8,12 @@ records; no SGML library is needed.
 import gzip
 import re
 import zlib
+from pathlib import Path
 
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
-from ._paths import find_corpus_dir
+from ._paths import StrPath, find_corpus_dir
 
 SOURCE = "https://kdd.ics.uci.edu/databases/reuters21578/reuters21578.tar.gz"
 SPLITS = ("all", "lewis-train", "lewis-test", "modapte-train", "modapte-test")
@@ -33,13 +34,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
-def reuters_files(data_dir=None, **_options):
+def reuters_files(data_dir: StrPath | None = None, **_options: object) -> list[Path]:
     """The files :func:`load_reuters` reads: every ``reut2-*.sgm[.gz]`` of its folder."""
     return sgm_files(find_corpus_dir("reuters21578", ["reut2-*.sgm*"], data_dir, source=SOURCE))
 
 
 @reads(reuters_files)
-def load_reuters(data_dir=None, split="all", topics="single", min_class_size=None, top=None):
+def load_reuters(data_dir: StrPath | None = None, split: str = "all", topics: str = "single",
+                 min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """Load Reuters-21578 as a text corpus labelled by TOPICS.
 
     ``split``: one of :data:`SPLITS` (Lewis or ModApte train/test, or all records).
@@ -85,10 +87,10 @@ def _check_choice(option, value, allowed):
         )
 
 
-def sgm_files(folder):
+def sgm_files(folder: Path) -> list[Path]:
     """The ``reut2-*.sgm`` / ``reut2-*.sgm.gz`` files in ``folder``, sorted; a plain file wins
     over its ``.gz`` twin so that no record is read twice."""
-    chosen = {}
+    chosen: dict[str, Path] = {}
     for path in sorted(folder.glob("reut2-*.sgm*")):
         if path.name.endswith(".sgm.gz"):
             chosen.setdefault(path.name[: -len(".gz")], path)

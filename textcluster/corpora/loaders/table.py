@@ -25,6 +25,7 @@ from ..._compat import require
 from ..._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from ..corpus import Corpus
 from ._files import reads
+from ._paths import StrPath
 
 # File-name endings → format; compressed files (.gz, .bz2, .zip, .xz, .zst) are read by pandas.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
@@ -33,7 +34,7 @@ COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst")
 HF_PREFIX = "hf:"
 
 
-def table_format(path):
+def table_format(path: StrPath) -> str | None:
     """The format of ``path`` from its name (``data.csv.gz`` → ``"csv"``), or ``None``."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in COMPRESSIONS:
@@ -41,14 +42,15 @@ def table_format(path):
     return FORMATS.get(suffixes[-1]) if suffixes else None
 
 
-def table_files(path, **_options) -> list:
+def table_files(path: StrPath, **_options: object) -> list[Path]:
     """The file :func:`load_table` reads: ``path``."""
     return [Path(path)]
 
 
 @reads(table_files)
-def load_table(path, text_column="text", label_column="auto", id_column="auto",
-               min_class_size=None, top=None):
+def load_table(path: StrPath, text_column: str = "text", label_column: str | None = "auto",
+               id_column: str | None = "auto", min_class_size: int | None = None,
+               top: int | None = None) -> Corpus:
     """Load the documents of one table file (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
@@ -76,9 +78,11 @@ def _table_name(path):
     return name or path.name
 
 
-def load_hf(name, split="train", config=None, data_files=None,
-            text_column="text", label_column="auto", id_column="auto", cache_dir=None,
-            min_class_size=None, top=None):
+def load_hf(name: str, split: str = "train", config: str | None = None,
+            data_files: str | list[str] | dict | None = None, text_column: str = "text",
+            label_column: str | None = "auto", id_column: str | None = "auto",
+            cache_dir: StrPath | None = None, min_class_size: int | None = None,
+            top: int | None = None) -> Corpus:
     """A Hugging Face dataset: ``datasets.load_dataset(name, config, split=split,
     data_files=data_files)``. ``name`` is a Hub id (``"ag_news"``) or a packaged builder for
     local files (``"csv"``, ``"json"``, ``"parquet"``, ``"text"``) with ``data_files``. Integer
