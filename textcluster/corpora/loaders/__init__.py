@@ -154,11 +154,16 @@ def source_files(name: str, data_dir: StrPath | None = None,
     return list(declared(**{**bound.arguments, "data_dir": data_dir}))
 
 
+def loader_options(loader: Loader) -> list[str]:
+    """The options ``loader`` takes by name: its parameters but ``data_dir``."""
+    return [p for p in inspect.signature(loader).parameters if p != "data_dir"]
+
+
 def load_corpus(name: str, data_dir: StrPath | None = None, **options: Any) -> Corpus:
     """Load the corpus registered as ``name`` (or at path ``name``, see
     :func:`resolve_loader`), passing ``data_dir`` and ``options`` on."""
     loader = resolve_loader(name)
-    accepted = [p for p in inspect.signature(loader).parameters if p != "data_dir"]
+    accepted = loader_options(loader)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise InvalidInputError(
@@ -174,6 +179,7 @@ __all__ = [
     "load_corpus",
     "load_citeulike_a",
     "load_citeulike_t",
+    "loader_options",
     "load_cluto",
     "load_cluto_set",
     "load_folder",
