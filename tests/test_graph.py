@@ -354,7 +354,7 @@ def test_a_repeated_graph_comes_from_the_cache_and_is_a_copy(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             knn_graph(X[: 10 + n], 3)
-    assert len(graph_module._recent_graphs) == graph_module.GRAPH_CACHE_SIZE
+    assert len(graph_module.GRAPH_CACHE) == graph_module.GRAPH_CACHE_SIZE
 
 
 def test_edge_lift_by_brute_force_and_on_planted_documents():

@@ -89,9 +89,9 @@ def test_one_grscf_iteration_matches_paper_eq_14():
     model = GRSCF(3, lam=2.0, n_neighbors=3, ncw=False)
     ctx = model._prepare(X, y, None)
     factors = model._random_factors(ctx, np.random.RandomState(0))
-    A, Z = factors["A"].copy(), factors["Z"].copy()
-    C = ctx["constraint"].A.toarray()  # n × (c + n_u): the paper's Cᵀ
-    K, S = dense(X) @ dense(X).T, ctx["W"].toarray()
+    A, Z = factors.A.copy(), factors.Z.copy()
+    C = ctx.constraint.A.toarray()  # n × (c + n_u): the paper's Cᵀ
+    K, S = dense(X) @ dense(X).T, ctx.W.toarray()
     D = np.diag(S.sum(axis=1))
     numerator = C.T @ K @ A + 2.0 * C.T @ S @ C @ Z
     denominator = C.T @ C @ Z @ A.T @ K @ A + 2.0 * C.T @ D @ C @ Z
@@ -99,9 +99,9 @@ def test_one_grscf_iteration_matches_paper_eq_14():
     V = C @ Z_expected
     A_expected = A * (K @ V) / (K @ A @ V.T @ V)
     model._update(factors, ctx)
-    np.testing.assert_allclose(factors["Z"], Z_expected, rtol=1e-10)
-    np.testing.assert_allclose(factors["A"], A_expected, rtol=1e-10)
-    np.testing.assert_array_equal(factors["V"], C @ factors["Z"])
+    np.testing.assert_allclose(factors.Z, Z_expected, rtol=1e-10)
+    np.testing.assert_allclose(factors.A, A_expected, rtol=1e-10)
+    np.testing.assert_array_equal(factors.V, C @ factors.Z)
 
 
 @pytest.mark.parametrize("model", [CF(3, ncw=False), LCCF(3, lam=5.0, ncw=False),
@@ -115,7 +115,7 @@ def test_recorded_objective_equals_the_dense_objective(model):
     for _ in range(15):
         last = model._update(factors, ctx)
     S = getattr(model, "graph_", None)
-    expected = dense_objective(ctx["X"], factors["V"], factors["A"], ctx.get("lam", 0.0), S)
+    expected = dense_objective(ctx.X, factors.V, factors.A, getattr(ctx, "lam", 0.0), S)
     assert last == pytest.approx(expected, rel=1e-9)
     assert model.objective_history_[-1] == pytest.approx(expected, rel=1e-9)
 

@@ -72,7 +72,7 @@ def test_recorded_objective_equals_the_dense_objective(variant):
     factors = model._random_factors(ctx, np.random.RandomState(0))
     for _ in range(12):
         last = model._update(factors, ctx)
-    G, W = factors["G"], factors["W"]
+    G, W = factors.G, factors.W
     expected = np.linalg.norm(dense(X) - G @ W.T @ dense(X)) ** 2
     assert last == pytest.approx(expected, rel=1e-9)
     assert model.objective_history_[-1] == pytest.approx(expected, rel=1e-9)

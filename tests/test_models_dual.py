@@ -10,12 +10,8 @@ import scipy.sparse as sp
 from textcluster import graph as graphs
 from textcluster._errors import InvalidInputError
 from textcluster.models import ANMF, GNMF, NMF, SODNMF
-from textcluster.models.dual import (
-    l2_half_penalty,
-    label_aware_graph,
-    label_slots,
-    term_knn_graph,
-)
+from textcluster.graph import label_aware_graph, term_knn_graph
+from textcluster.models.dual import l2_half_penalty, label_slots
 
 from ._planted import planted_corpus
 
@@ -75,20 +71,19 @@ def test_anmf_basis_update_is_the_derived_eq_9():
     W, H = start(X, 3)
     model = ANMF(3, lam=2.0, mu=3.0, scaling="cai", init="custom", max_iter=1,
                  graph_check=False)
-    model._term_graph_input = None
     ctx = model._prepare(X, None, None)
     factors = model._custom_factors(ctx, W, H)
-    U, V = factors["U"].copy(), factors["V"].copy()
-    Wd, Wt = ctx["W"].toarray(), ctx["Wt"].toarray()
+    U, V = factors.U.copy(), factors.V.copy()
+    Wd, Wt = ctx.W.toarray(), ctx.Wt.toarray()
     Dd, Dt = np.diag(Wd.sum(1)), np.diag(Wt.sum(1))
     U_ref = U * (X.T @ V + 3.0 * Wt @ U) / (U @ V.T @ V + 3.0 * Dt @ U)
     V_ref = V * (X @ U_ref + 2.0 * Wd @ V) / (V @ U_ref.T @ U_ref + 2.0 * Dd @ V)
     value = model._update(factors, ctx)
-    np.testing.assert_allclose(factors["U"], U_ref, rtol=1e-12)
-    np.testing.assert_allclose(factors["V"], V_ref, rtol=1e-12)
+    np.testing.assert_allclose(factors.U, U_ref, rtol=1e-12)
+    np.testing.assert_allclose(factors.V, V_ref, rtol=1e-12)
     expected = (np.linalg.norm(X - V_ref @ U_ref.T) ** 2
-                + 2.0 * np.trace(V_ref.T @ laplacian(ctx["W"]) @ V_ref)
-                + 3.0 * np.trace(U_ref.T @ laplacian(ctx["Wt"]) @ U_ref))
+                + 2.0 * np.trace(V_ref.T @ laplacian(ctx.W) @ V_ref)
+                + 3.0 * np.trace(U_ref.T @ laplacian(ctx.Wt) @ U_ref))
     assert value == pytest.approx(expected, rel=1e-10)
 
 
@@ -153,8 +148,8 @@ def test_anmf_scale_free_weights_do_not_depend_on_the_data_or_edge_scale():
 # -- SODNMF --------------------------------------------------------------------------------------
 def dense_sodnmf_step(X, P, A, C, r, labelled, ctx):
     """One iteration of eqs. 32-35 (θQP corrected) with dense matrices."""
-    aP, aS, b, t = ctx["alphaP"], ctx["alphaS"], ctx["beta"], ctx["theta"]
-    WP, WS = ctx["WP"].toarray(), ctx["WS"].toarray()
+    aP, aS, b, t = ctx.terms.alpha, ctx.documents.alpha, ctx.beta, ctx.theta
+    WP, WS = ctx.terms.W.toarray(), ctx.documents.W.toarray()
     DP, DS = np.diag(WP.sum(1)), np.diag(WS.sum(1))
     R = np.diag(r)
     S = C @ A
@@ -169,8 +164,8 @@ def dense_sodnmf_step(X, P, A, C, r, labelled, ctx):
     S = C @ A
     r = r * np.diag(S.T @ X @ P) / np.diag(P.T @ P @ R @ S.T @ S)
     value = (np.linalg.norm(X - S @ np.diag(r) @ P.T) ** 2
-             + aP * np.trace(P.T @ laplacian(ctx["WP"]) @ P)
-             + aS * np.trace(S.T @ laplacian(ctx["WS"]) @ S)
+             + aP * np.trace(P.T @ laplacian(ctx.terms.W) @ P)
+             + aS * np.trace(S.T @ laplacian(ctx.documents.W) @ S)
              + b * (np.sum(P * P) + np.sum(S * S)) + t * l2_half_penalty(P))
     return P, A, C, r, value
 
@@ -179,21 +174,20 @@ def test_sodnmf_updates_are_eqs_32_to_35():
     X, y = planted_corpus(seed=29, sparse=False)
     labels = some_labels(y, 0.3)
     model = SODNMF(3, alpha=2.0, beta=0.5, theta=0.3, init="custom", max_iter=1)
-    model._term_graph_input = None
     ctx = model._prepare(X, labels, None)
     factors = model._random_factors(ctx, np.random.RandomState(0))
-    factors["C"].data[:] = np.random.default_rng(1).uniform(0.5, 1.5, X.shape[0])
-    factors["S"] = factors["C"] @ factors["A"]
-    P, A, C, r = (factors["P"].copy(), factors["A"].copy(), factors["C"].toarray(),
-                  factors["r"].copy())
+    factors.C.data[:] = np.random.default_rng(1).uniform(0.5, 1.5, X.shape[0])
+    factors.S = factors.C @ factors.A
+    P, A, C, r = (factors.P.copy(), factors.A.copy(), factors.C.toarray(),
+                  factors.r.copy())
     for _ in range(3):
         P, A, C, r, expected = dense_sodnmf_step(X, P, A, C, r, labels >= 0, ctx)
         value = model._update(factors, ctx)
         assert value == pytest.approx(expected, rel=1e-9)
-    np.testing.assert_allclose(factors["P"], P, rtol=1e-9)
-    np.testing.assert_allclose(factors["A"], A, rtol=1e-9)
-    np.testing.assert_allclose(factors["C"].toarray(), C, rtol=1e-9)
-    np.testing.assert_allclose(factors["r"], r, rtol=1e-9)
+    np.testing.assert_allclose(factors.P, P, rtol=1e-9)
+    np.testing.assert_allclose(factors.A, A, rtol=1e-9)
+    np.testing.assert_allclose(factors.C.toarray(), C, rtol=1e-9)
+    np.testing.assert_allclose(factors.r, r, rtol=1e-9)
 
 
 def test_sodnmf_without_penalties_labels_and_scaling_is_nmf():
@@ -212,10 +206,9 @@ def test_sodnmf_with_only_the_graphs_is_anmf():
     sod = SODNMF(3, alpha=5.0, beta=0.0, theta=0.0, scaling_matrix=False, init="custom",
                  max_iter=40)
     sod.fit(X, W=W, H=H)
-    sod._term_graph_input = None
     ctx = sod._prepare(X, None, None)
-    anmf = ANMF(3, lam=ctx["alphaS"], mu=ctx["alphaP"], scaling="cai", graph_check=False,
-                init="custom", max_iter=40)
+    anmf = ANMF(3, lam=ctx.documents.alpha, mu=ctx.terms.alpha, scaling="cai",
+                graph_check=False, init="custom", max_iter=40)
     anmf.fit(X, W=W, H=H, graph=sod.graph_, term_graph=sod.term_graph_)
     np.testing.assert_allclose(sod.components_, anmf.components_, rtol=1e-9)
     np.testing.assert_allclose(sod.objective_history_, anmf.objective_history_, rtol=1e-9)
@@ -303,11 +296,11 @@ def test_label_slots_share_a_column_per_class():
     assert len({slot[0], slot[4], slot[1], slot[2]}) == 4
 
 
-@pytest.mark.parametrize("y, message", [
-    (np.zeros(5), "one label per document"),
-    ("length", "one label per document"),
+@pytest.mark.parametrize("y, message", [  # the checks of the other semi-supervised models
+    (np.zeros(5), "one class code per document"),
+    ("length", "one class code per document"),
     ("float", "integer class codes"),
-    ("minus2", "negative code"),
+    ("minus2", "-1 marks an unlabelled document"),
 ])
 def test_bad_labels_are_a_clear_error(y, message):
     X, _ = planted_corpus(seed=37)

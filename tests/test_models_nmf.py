@@ -77,7 +77,7 @@ def test_recorded_objective_equals_the_dense_objective(scaling):
     factors = model._random_factors(ctx, np.random.RandomState(0))
     for _ in range(20):
         last = model._update(factors, ctx)
-    expected = dense_objective(X, factors["V"], factors["U"], ctx["lam"], model.graph_)
+    expected = dense_objective(X, factors.V, factors.U, ctx.lam, model.graph_)
     assert last == pytest.approx(expected, rel=1e-9)
     assert model.objective_history_[-1] == pytest.approx(expected, rel=1e-9)
 
@@ -192,7 +192,7 @@ def test_unit_basis_gnmf_keeps_its_scale_where_the_free_basis_drifts():
         factors = model._random_factors(ctx, np.random.RandomState(0))
         for _ in range(200):
             model._update(factors, ctx)
-        model.basis_norms = np.linalg.norm(factors["U"], axis=0)
+        model.basis_norms = np.linalg.norm(factors.U, axis=0)
     assert free.basis_norms.max() > 2.0  # the free basis grows: λ fades
     np.testing.assert_allclose(unit.basis_norms, 1.0, rtol=1e-5)
 

@@ -11,8 +11,8 @@ from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
 from textcluster.models import AGPNMF, PNMF, KernelAGPNMF
 from textcluster.models._memory import InsufficientMemoryError
-from textcluster.models import projective
-from textcluster.models.projective import kernel_matrix
+from textcluster.models import _gram
+from textcluster.models._gram import kernel_matrix
 
 from ._planted import planted_corpus
 
@@ -170,7 +170,7 @@ def test_sparse_and_dense_routes_to_g_s_give_the_same_fit(monkeypatch):
     H0, S0 = start(X, 3, seed=3)
     fits = []
     for slowdown in (0.0, np.inf):  # 0: always X (Xᵀ S); inf: always the stored G times S
-        monkeypatch.setattr(projective, "SPARSE_SLOWDOWN", slowdown)
+        monkeypatch.setattr(_gram, "SPARSE_SLOWDOWN", slowdown)
         fits.append(AGPNMF(3, init="custom", max_iter=15, gamma=0.2).fit(X, W=H0, graph=S0))
     np.testing.assert_allclose(fits[0].objective_history_, fits[1].objective_history_,
                                rtol=1e-10)

@@ -156,16 +156,16 @@ def test_label_map_is_the_least_squares_fit_of_eq_14():
 
 def dense_objective(model, X, factors, ctx, codes):
     X = X.toarray() if sp.issparse(X) else X
-    U, V = factors["U"], factors["V"]
+    U, V = factors.U, factors.V
     value = np.linalg.norm(X - V @ U.T) ** 2
     if isinstance(model, GSNMFC):
         L = graphs.laplacian(model.graph_).toarray()
-        value += ctx["lam"] * np.trace(V.T @ L @ V) + ctx["beta"] * np.sum(U**2)
-        np.testing.assert_allclose(V, dense_A(codes) @ factors["Z"], rtol=1e-12)
+        value += ctx.lam * np.trace(V.T @ L @ V) + ctx.beta * np.sum(U**2)
+        np.testing.assert_allclose(V, dense_A(codes) @ factors.Z, rtol=1e-12)
     if isinstance(model, DNMF):
         labelled = codes >= 0
         Q = np.eye(codes.max() + 1)[codes[labelled]].T
-        value += ctx["alpha"] * np.linalg.norm(Q - factors["A"] @ V[labelled].T) ** 2
+        value += ctx.alpha * np.linalg.norm(Q - factors.A @ V[labelled].T) ** 2
     return value
 
 
@@ -282,15 +282,15 @@ def test_custom_start_puts_each_class_at_the_mean_of_its_rows(cls):
     model = cls(3, init="custom")
     ctx = model._prepare(model._check_input(X, reset=True), codes, None)
     factors = model._custom_factors(ctx, W, H)
-    np.testing.assert_array_equal(factors["U"], H.T)
+    np.testing.assert_array_equal(factors.U, H.T)
     if cls is DNMF:
-        np.testing.assert_array_equal(factors["V"], W)
+        np.testing.assert_array_equal(factors.V, W)
     else:
         for code in range(3):
-            np.testing.assert_allclose(factors["V"][codes == code],
+            np.testing.assert_allclose(factors.V[codes == code],
                                        np.broadcast_to(W[codes == code].mean(axis=0),
                                                        ((codes == code).sum(), 3)))
-        np.testing.assert_array_equal(factors["V"][codes < 0], W[codes < 0])
+        np.testing.assert_array_equal(factors.V[codes < 0], W[codes < 0])
 
 
 # -- degenerate input ---------------------------------------------------------------------

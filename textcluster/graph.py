@@ -4,17 +4,23 @@ Rows of the data matrix are the objects (documents × terms, scikit-learn's orie
 follow Deng Cai's ``constructW`` (DESIGN.md §5.2): k nearest neighbours by Euclidean distance on
 L2-normalized rows (the same as by cosine similarity), self excluded, weights "binary", "heat" or
 "cosine", symmetrized with max(W, Wᵀ). Nothing here builds a dense n × n matrix: similarities are
-computed one block of rows at a time, so memory is O(block_size · n).
+computed one block of rows at a time, so memory is O(block_size · n). The graphs of the latest
+builds are kept in :data:`GRAPH_CACHE`.
 """
+
+from __future__ import annotations
 
 import hashlib
 import numbers
 import threading
 import warnings
 from collections import OrderedDict
+from collections.abc import Hashable
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from ._errors import InvalidInputError
@@ -22,17 +28,29 @@ from ._threads import n_threads, thread_pool
 from .registry import Registry
 
 __all__ = [
+    "GRAPH_CACHE",
     "WEIGHTINGS",
+    "GraphCache",
     "binary_weights",
     "check_graph",
     "clear_graph_cache",
     "cosine_weights",
     "degree",
+    "document_graph",
     "edge_lift",
     "heat_weights",
     "knn_graph",
+    "label_aware_graph",
     "laplacian",
+    "mean_degree",
+    "term_graph",
+    "term_knn_graph",
 ]
+
+MatrixLike: TypeAlias = "ArrayLike | sp.spmatrix | sp.sparray"
+"""A dense array (or anything NumPy makes one of) or a sparse matrix."""
+Matrix: TypeAlias = "np.ndarray | sp.spmatrix | sp.sparray"
+"""A dense array or a sparse matrix."""
 
 # -- weighting schemes: weights of kNN edges from the cosine similarity s of their unit rows ------
 
@@ -40,20 +58,22 @@ WEIGHTINGS = Registry("weighting")
 
 
 @WEIGHTINGS.register("binary")
-def binary_weights(similarity, t=None):
+def binary_weights(similarity: NDArray[np.floating],
+                   t: float | None = None) -> NDArray[np.float64]:
     """Weight 1 for every edge (Cai's "Binary"); ``t`` is ignored."""
     return np.ones_like(similarity, dtype=np.float64)
 
 
 @WEIGHTINGS.register("heat")
-def heat_weights(similarity, t):
+def heat_weights(similarity: NDArray[np.floating], t: float) -> NDArray[np.floating]:
     """Heat kernel exp(-d²/(2t²)), d² = ‖x_i − x_j‖² = 2 − 2s on unit rows (Cai's "HeatKernel")."""
     squared_distance = np.maximum(2.0 - 2.0 * similarity, 0.0)
     return np.exp(-squared_distance / (2.0 * t * t))
 
 
 @WEIGHTINGS.register("cosine")
-def cosine_weights(similarity, t=None):
+def cosine_weights(similarity: NDArray[np.floating],
+                   t: float | None = None) -> NDArray[np.floating]:
     """The cosine similarity s itself, clipped to [0, 1] (Cai's "Cosine"); ``t`` is ignored."""
     return np.clip(similarity, 0.0, 1.0)
 
@@ -79,14 +99,14 @@ SPARSE_TOP_K = 0.25
 
 
 def knn_graph(
-    X,
-    n_neighbors=5,
-    weighting="binary",
-    symmetrize="max",
-    t=None,
-    metric="cosine",
-    block_size=None,
-):
+    X: MatrixLike,
+    n_neighbors: int = 5,
+    weighting: str = "binary",
+    symmetrize: str = "max",
+    t: float | str | None = None,
+    metric: str = "cosine",
+    block_size: int | None = None,
+) -> sp.csr_matrix:
     """Symmetric k-nearest-neighbour graph of the rows of X, as a sparse matrix.
 
     Each row is linked to the ``n_neighbors`` rows with the largest cosine similarity (equivalently
@@ -126,27 +146,70 @@ def knn_graph(
     _check_knn_params(n, n_neighbors, symmetrize, t, metric, block_size)
     WEIGHTINGS.get(weighting)  # an unknown weighting fails here, before any work
     key = (_fingerprint(X), n_neighbors, weighting, symmetrize, t, metric, block_size)
-    with _recent_graphs_lock:
-        cached = _recent_graphs.get(key)
-        if cached is not None:
-            _recent_graphs.move_to_end(key)
+    cached = GRAPH_CACHE.get(key)
     if cached is None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             W = _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size)
-        cached = (W, [(w.message, w.category) for w in caught])
-        _remember(key, cached)
-    W, caught = cached
-    for message, category in caught:  # the same warnings whether built now or before
+        cached = CachedGraph(W, tuple((w.message, w.category) for w in caught))
+        GRAPH_CACHE.put(key, cached)
+    for message, category in cached.warnings:  # the same warnings whether built now or before
         warnings.warn(message, category, stacklevel=2)
-    return W.copy()
+    return cached.graph.copy()
 
 
-# A batch fits many models to the same documents (a λ grid, repeated seeds): the graphs of the
-# latest few are kept in the process, keyed by the data's content and the options.
+# -- the graphs of the latest builds ------------------------------------------------------------
+
+
+class CachedGraph(NamedTuple):
+    """A built graph and the warnings its build gave (message, category)."""
+
+    graph: sp.csr_matrix
+    warnings: tuple[tuple[Warning | str, type[Warning]], ...]
+
+
+class GraphCache:
+    """The graphs of the latest ``size`` builds, keyed by the data's content and the options.
+
+    A batch fits many models to the same documents (a λ grid, repeated seeds), so
+    :func:`knn_graph` looks here first. Each entry keeps the warnings of its build, which
+    :func:`knn_graph` replays on a hit: a kept graph warns as a new one does. The least recently
+    used entry goes first; thread-safe.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[Hashable, CachedGraph] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> CachedGraph | None:
+        """The entry kept under ``key`` (now the most recently used), or None."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        return entry
+
+    def put(self, key: Hashable, entry: CachedGraph) -> None:
+        """Keep ``entry`` under ``key``, forgetting the least recently used beyond ``size``."""
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 GRAPH_CACHE_SIZE = 4
-_recent_graphs = OrderedDict()
-_recent_graphs_lock = threading.Lock()
+GRAPH_CACHE = GraphCache(GRAPH_CACHE_SIZE)
+"""The process's kept kNN graphs (see :class:`GraphCache`)."""
 
 
 def _fingerprint(X):
@@ -158,18 +221,9 @@ def _fingerprint(X):
     return (sp.issparse(X), X.shape, X.dtype.str, digest.hexdigest())
 
 
-def clear_graph_cache():
+def clear_graph_cache() -> None:
     """Forget the kept graphs (e.g. to time or compare graph builds)."""
-    with _recent_graphs_lock:
-        _recent_graphs.clear()
-
-
-def _remember(key, value):
-    with _recent_graphs_lock:
-        _recent_graphs[key] = value
-        _recent_graphs.move_to_end(key)
-        while len(_recent_graphs) > GRAPH_CACHE_SIZE:
-            _recent_graphs.popitem(last=False)
+    GRAPH_CACHE.clear()
 
 
 def _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size):
@@ -353,7 +407,8 @@ def _heat_width(t, sims, distance_sum, n, n_nonzero):
     return float(t) if t > 0 else 1.0  # t = 0: all distances are 0 and any width gives weight 1
 
 
-def document_graph(X, graph=None, n_neighbors=5, weighting="binary"):
+def document_graph(X: sp.csr_matrix | np.ndarray, graph: MatrixLike | None = None,
+                   n_neighbors: int = 5, weighting: str = "binary") -> sp.csr_matrix:
     """The document graph of a graph-regularized model: the caller's ``graph`` (checked), or
     the kNN graph of the rows of ``X`` (all other rows on a corpus smaller than
     ``n_neighbors + 1``). Returned as CSR in ``X``'s float dtype."""
@@ -367,7 +422,52 @@ def document_graph(X, graph=None, n_neighbors=5, weighting="binary"):
     return sp.csr_matrix(W, dtype=X.dtype)
 
 
-def edge_lift(X, W):
+def term_graph(X: sp.csr_matrix | np.ndarray, graph: MatrixLike | None = None,
+               n_neighbors: int = 5, weighting: str = "binary") -> sp.csr_matrix:
+    """The term graph of a dual-graph model: the caller's ``graph`` (m × m, checked) or
+    :func:`term_knn_graph` of ``X``. Returned as CSR in ``X``'s float dtype."""
+    if graph is None:
+        W = term_knn_graph(X, n_neighbors, weighting)
+    else:
+        try:
+            W = check_graph(graph, X.shape[1])
+        except InvalidInputError as error:
+            raise InvalidInputError(f"term_graph: {error} (the term graph has one row and one "
+                                    "column per term, i.e. per column of X)") from None
+    return sp.csr_matrix(W, dtype=X.dtype)
+
+
+def term_knn_graph(X: MatrixLike, n_neighbors: int, weighting: str = "binary") -> sp.csr_matrix:
+    """Symmetric kNN graph (m × m, sparse) over the terms, i.e. over the columns of ``X``.
+
+    Terms that occur in no document (all-zero columns, common after taking a class subset of
+    a corpus) get no edges; the graph is built on the others only. Fewer than two such terms:
+    an empty graph."""
+    X = sp.csr_matrix(X)
+    m = X.shape[1]
+    present = np.flatnonzero(X.getnnz(axis=0) > 0)
+    if present.size < 2:
+        return sp.csr_matrix((m, m), dtype=np.float64)
+    k = min(n_neighbors, present.size - 1)
+    G = knn_graph(X[:, present].T.tocsr(), n_neighbors=k, weighting=weighting).tocoo()
+    return sp.csr_matrix((G.data, (present[G.row], present[G.col])), shape=(m, m))
+
+
+def label_aware_graph(W: MatrixLike, labels: NDArray[np.integer]) -> sp.csr_matrix:
+    """Paper 004 §3.1.2: an edge between two labelled documents gets the graph's largest weight
+    when they share the label and 0 when they do not; other edges keep their weight
+    (``labels``: -1 = unlabelled)."""
+    W = sp.coo_matrix(W)
+    a, b = labels[W.row], labels[W.col]
+    both = (a >= 0) & (b >= 0)
+    largest = W.data.max() if W.nnz else 1.0
+    data = np.where(both, np.where(a == b, largest, 0.0), W.data).astype(W.dtype)
+    G = sp.csr_matrix((data, (W.row, W.col)), shape=W.shape)
+    G.eliminate_zeros()
+    return G
+
+
+def edge_lift(X: MatrixLike, W: MatrixLike) -> float:
     """How much more alike the documents a graph links are than random pairs: the mean cosine
     similarity over the edges of ``W`` (weighted by their weights) over the mean over all pairs
     of distinct documents. About 1 for a graph unrelated to the documents; a kNN graph of the
@@ -392,12 +492,18 @@ def edge_lift(X, W):
 # -- degrees, Laplacians, user graphs ------------------------------------------------------------
 
 
-def degree(W):
+def degree(W: Matrix) -> NDArray[np.float64]:
     """Degrees d_i = Σ_j W_ij of a (sparse or dense) weight matrix, as a 1-D float64 array."""
     return np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
 
 
-def laplacian(W, normalized=False):
+def mean_degree(degrees: NDArray[np.floating]) -> float:
+    """Mean of the ``degrees`` of the nodes that have an edge (1 for an edgeless graph)."""
+    connected = degrees[degrees > 0]
+    return float(connected.mean()) if connected.size else 1.0
+
+
+def laplacian(W: MatrixLike, normalized: bool = False) -> sp.csr_matrix:
     """Graph Laplacian L = D − W, or I − D^{-1/2} W D^{-1/2} when ``normalized`` (sparse CSR).
 
     D = diag(degree(W)). In the normalized Laplacian an isolated node (degree 0) gets a zero row
@@ -414,7 +520,7 @@ def laplacian(W, normalized=False):
     return sp.csr_matrix(sp.diags(connected.astype(np.float64)) - scale @ W @ scale)
 
 
-def check_graph(W, n, tol=1e-8):
+def check_graph(W: MatrixLike, n: int, tol: float = 1e-8) -> sp.csr_matrix:
     """Validate a user-supplied graph on n objects; return it as CSR float64 with zero diagonal.
 
     W (dense or sparse) must be n × n, finite, non-negative and symmetric within ``tol`` relative

@@ -4,6 +4,12 @@ All take ``X`` as documents × terms (non-negative for the factorizations), expo
 ``fit``/``fit_transform``/``fit_predict``/``labels_``, and accept ``graph=`` in ``fit``.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.base import BaseEstimator
+
 from ..registry import Registry
 from .baselines import KMeansBaseline, LSIKMeans
 from .nmf import GNMF, NMF
@@ -37,14 +43,14 @@ SEMI_SUPERVISED = MODELS.flagged("semi_supervised")
 DOCUMENT_GRAPH = MODELS.flagged("uses_document_graph")
 
 
-def chosen_settings(model):
+def chosen_settings(model: BaseEstimator) -> dict[str, Any]:
     """The settings a fitted model chose itself without labels (the graph strength ``lam``),
     for the metrics and the ledger; empty when it chose none."""
     lam = getattr(model, "lam_", None)
     return {} if getattr(model, "lam_selection_", None) is None else {"lam": lam}
 
 
-def make_model(name, **params):
+def make_model(name: str, **params: Any) -> BaseEstimator:
     """The estimator registered as ``name``, with ``params`` (validated on ``fit``)."""
     cls = MODELS.get(name)
     unknown = sorted(set(params) - set(cls().get_params()))

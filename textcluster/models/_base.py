@@ -4,26 +4,35 @@ Orientation: ``X`` is documents × terms (scikit-learn's convention, shape ``(n,
 papers write its transpose. A model's document factor (``V`` in the papers, ``n × k``) is what
 :meth:`transform` returns; its term-side basis (``U``, ``m × k``) is ``components_ = Uᵀ``.
 
-A model family implements four small functions as methods:
+A model family implements these hooks of :class:`FactorizationModel`, each with a
+:class:`Context` and a :class:`Factors` dataclass of its own:
 
-``_prepare(X, y, graph) -> ctx``           precomputations shared by all restarts
-``_random_factors(ctx, rng) -> factors``   a random start (dict of arrays)
-``_custom_factors(ctx, W, H) -> factors``  a start from the caller's ``W`` (n × k), ``H`` (k × m)
+``_prepare(X, y, graph) -> Context``       precomputations shared by all restarts (read-only)
+``_random_factors(ctx, rng) -> Factors``   a random start
+``_custom_factors(ctx, W, H) -> Factors``  a start from the caller's ``W`` (n × k), ``H`` (k × m)
+``_lsa_start(ctx) -> Factors``             the start of ``init="lsa-kmeans"`` (where allowed)
 ``_update(factors, ctx) -> objective``     one iteration, in place; objective at the new point
+``_objective(factors, ctx) -> objective``  the objective at the current point
+``_finish(factors, ctx) -> embedding``     fitted attributes set, document factor returned
 
-and ``_objective(factors, ctx)`` and ``_finish(factors, ctx)`` (fitted attributes, document
-factor returned). :func:`run_updates` and :meth:`FactorizationModel._fit_factors` own
-iteration, tolerance, restarts, the objective history and convergence warnings.
+A start's :class:`Factors` hold its factor matrices and whatever products one update leaves
+for the next (declared as fields, ``None`` until computed); nothing else carries state between
+iterations. :func:`run_updates` and :meth:`FactorizationModel._fit_factors` own iteration,
+tolerance, restarts, the objective history and convergence warnings.
 """
+
+from __future__ import annotations
 
 import inspect
 import re
 import warnings
+from dataclasses import dataclass, fields, replace
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import Any, ClassVar, Self, TypeAlias, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -38,6 +47,11 @@ from ..text.tfidf import distinct_rows
 from ._codes import basis_codes
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
+
+MatrixLike: TypeAlias = "ArrayLike | sp.spmatrix | sp.sparray"
+"""What ``fit`` and ``transform`` take: a dense array or a sparse matrix, documents × terms."""
+Seed: TypeAlias = "int | np.random.RandomState | None"
+"""A ``random_state``: a seed, a generator, or None."""
 
 _NOT_AT_OPTIMUM = (
     "fit stops after max_iter iterations of the joint (for some models graph- or "
@@ -83,7 +97,8 @@ LSA_START = """
 def shared_parameters(cls):
     """Class decorator: replace the lines ``{n_components}`` and ``{loop parameters}`` of
     ``cls``'s docstring by the entries of :data:`SHARED_PARAMETERS`, with the defaults of
-    ``cls.__init__`` and the ``init`` options its parameter constraints allow."""
+    ``cls.__init__`` and the ``init`` options its parameter constraints allow, and a line
+    ``{inherited parameters}`` by the parent class's other entries, as it documents them."""
     defaults = {name: parameter.default
                 for name, parameter in inspect.signature(cls.__init__).parameters.items()}
     options = cls._parameter_constraints["init"][0].options
@@ -101,12 +116,59 @@ def shared_parameters(cls):
 
     def expand(match):
         indent, marker = match.group(1), match.group(2)
+        if marker == "inherited parameters":
+            return _own_entries(cls.__mro__[1], indent)
         names = ["n_components"] if marker == "n_components" else list(SHARED_PARAMETERS)[1:]
         return "\n".join(entry(name, indent) for name in names)
 
-    cls.__doc__ = re.sub(r"^([ \t]*)\{(n_components|loop parameters)\}$", expand, cls.__doc__,
-                         flags=re.M)
+    cls.__doc__ = re.sub(r"^([ \t]*)\{(n_components|loop parameters|inherited parameters)\}$",
+                         expand, cls.__doc__, flags=re.M)
     return cls
+
+
+def _own_entries(cls, indent):
+    """The entries of ``cls``'s Parameters section but the shared ones, indented by
+    ``indent``."""
+    section = inspect.cleandoc(cls.__doc__).split("Parameters\n----------\n", 1)[1]
+    entries, keep = [], False
+    for line in section.split("\n\n", 1)[0].splitlines():
+        if not line[:1].isspace():  # an entry's first line: "name : type"
+            keep = line.split(" : ", 1)[0] not in SHARED_PARAMETERS
+        if keep:
+            entries.append(indent + line)
+    return "\n".join(entries)
+
+
+# -- the hook contract: what a family prepares and what one start iterates ---------------------
+@dataclass(kw_only=True)
+class Context:
+    """What a family's ``_prepare`` computes once per fit; every start reads it, none writes."""
+
+    dtype: np.dtype
+    """The data's float dtype, that of every factor."""
+
+
+DataclassT = TypeVar("DataclassT")
+
+
+@dataclass(kw_only=True)
+class Factors:
+    """One start's iterate: its factor matrices, and the products of them that an update
+    leaves for the next one (fields that are None until computed; never shared by starts)."""
+
+    def copy(self) -> Self:
+        """A snapshot: every array copied (floats and None as they are)."""
+        return replace(self, **{f.name: _copied(getattr(self, f.name)) for f in fields(self)})
+
+
+def _copied(value: Any) -> Any:
+    return value.copy() if hasattr(value, "copy") else value
+
+
+def extend(instance: Any, cls: type[DataclassT], **more: Any) -> DataclassT:
+    """The dataclass ``cls`` (which extends ``type(instance)``) with ``instance``'s fields
+    (the same objects, not copies) and the fields ``more``."""
+    return cls(**{f.name: getattr(instance, f.name) for f in fields(instance)}, **more)
 
 
 def run_updates(update, factors, ctx, n_iter, tol, history):
@@ -159,8 +221,10 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=8, *, max_iter=100, tol=0.0, n_init=10, init_iter=30,
-                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, max_iter: int = 100, tol: float = 0.0,
+                 n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
@@ -172,21 +236,41 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- public API -------------------------------------------------------------------
-    def fit(self, X, y=None, W=None, H=None, graph=None):
+    def fit(self, X: MatrixLike, y: ArrayLike | None = None, W: ArrayLike | None = None,
+            H: ArrayLike | None = None, graph: MatrixLike | None = None) -> Self:
         """Factorize ``X`` (documents × terms) and cluster the documents.
 
         ``W``, ``H``: initial document factor and components for ``init="custom"``.
         ``graph``: precomputed document graph (n × n, symmetric, non-negative) for
-        graph-regularized models; built from ``X`` when omitted.
+        graph-regularized models; built from ``X`` when omitted. Returns the model.
         """
         self.fit_transform(X, y, W=W, H=H, graph=graph)
         return self
 
-    def fit_transform(self, X, y=None, W=None, H=None, graph=None):
+    def fit_transform(self, X: MatrixLike, y: ArrayLike | None = None,
+                      W: ArrayLike | None = None, H: ArrayLike | None = None,
+                      graph: MatrixLike | None = None) -> NDArray[np.floating]:
         """Fit and return the document factor (n × k)."""
+        return self._fit_transform(X, y, W, H, graph=graph)
+
+    def fit_predict(self, X: MatrixLike, y: ArrayLike | None = None,
+                    **fit_params: Any) -> NDArray[np.intp]:
+        """Fit and return ``labels_``; ``fit_params`` as in :meth:`fit`."""
+        return self.fit(X, y, **fit_params).labels_
+
+    def transform(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Document factor of new documents with the learned components held fixed: their
+        non-negative codes, solved to a tolerance (:func:`~textcluster.models._codes.
+        nonnegative_codes`)."""
+        check_is_fitted(self)
+        return self._transform(self._check_input(X, reset=False))
+
+    def _fit_transform(self, X, y, W, H, **data):
+        """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``
+        takes (``graph``; ``term_graph`` too for the dual-graph models)."""
         self._validate_params()
         X = self._check_input(X, reset=True)
-        ctx = self._prepare(X, y, graph)
+        ctx = self._prepare(X, y, **data)
         factors = self._fit_factors(ctx, W, H)
         embedding = self._finish(factors, ctx)
         self.labels_ = assign_clusters(
@@ -195,18 +279,37 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         )
         return embedding
 
-    def fit_predict(self, X, y=None, **fit_params):
-        return self.fit(X, y, **fit_params).labels_
-
-    def transform(self, X):
-        """Document factor of new documents with the learned components held fixed: their
-        non-negative codes, solved to a tolerance (:func:`~textcluster.models._codes.
-        nonnegative_codes`)."""
-        check_is_fitted(self)
-        return self._transform(self._check_input(X, reset=False))
-
     def _transform(self, X):
         return basis_codes(X, self.components_)
+
+    # -- the hooks a family implements (see the module docstring) -----------------------
+    def _prepare(self, X: Any, y: Any, graph: Any = None) -> Context:
+        """Precomputations shared by every start (may set fitted attributes)."""
+        raise NotImplementedError
+
+    def _random_factors(self, ctx: Any, rng: np.random.RandomState) -> Factors:
+        """A random start."""
+        raise NotImplementedError
+
+    def _custom_factors(self, ctx: Any, W: Any, H: Any) -> Factors:
+        """The start given by the caller (``init="custom"``)."""
+        raise NotImplementedError
+
+    def _lsa_start(self, ctx: Any) -> Factors:
+        """The start from the clusters of LSA + k-means (``init="lsa-kmeans"``)."""
+        raise NotImplementedError
+
+    def _objective(self, factors: Any, ctx: Any) -> float:
+        """The objective at ``factors``."""
+        raise NotImplementedError
+
+    def _update(self, factors: Any, ctx: Any) -> float:
+        """One iteration, in place; returns the objective at the new point."""
+        raise NotImplementedError
+
+    def _finish(self, factors: Any, ctx: Any) -> NDArray[np.floating]:
+        """Set the fitted attributes; return the document factor (n × k)."""
+        raise NotImplementedError
 
     # -- the shared driver ----------------------------------------------------------------
     def _fit_factors(self, ctx, W, H):
@@ -295,6 +398,27 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+class TermGraphFit(FactorizationModel):
+    """A model with a term graph too: ``fit(X, y, W, H, graph, term_graph)`` takes a
+    precomputed m × m term graph, as scikit-learn takes data-dependent arrays (and the base
+    class the document graph), and passes it to ``_prepare(X, y, graph, term_graph)``."""
+
+    def fit(self, X: MatrixLike, y: ArrayLike | None = None, W: ArrayLike | None = None,
+            H: ArrayLike | None = None, graph: MatrixLike | None = None,
+            term_graph: MatrixLike | None = None) -> Self:
+        """Factorize ``X`` and cluster the documents; ``graph`` (n × n) and ``term_graph``
+        (m × m) are precomputed graphs, built from ``X`` when omitted. Returns the model."""
+        self.fit_transform(X, y, W=W, H=H, graph=graph, term_graph=term_graph)
+        return self
+
+    def fit_transform(self, X: MatrixLike, y: ArrayLike | None = None,
+                      W: ArrayLike | None = None, H: ArrayLike | None = None,
+                      graph: MatrixLike | None = None,
+                      term_graph: MatrixLike | None = None) -> NDArray[np.floating]:
+        """Fit and return the document factor (n × k)."""
+        return self._fit_transform(X, y, W, H, graph=graph, term_graph=term_graph)
 
 
 def check_custom_factor(name, array, shape, dtype):

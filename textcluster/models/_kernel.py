@@ -5,18 +5,21 @@ and the objective need only ``K = X Xᵀ`` (n × n, documents × documents) time
 matrices. ``K`` is dense whatever the sparsity of ``X``: memory O(n²), checked with
 :func:`~textcluster.models._memory.require_memory` before it is allocated. It is computed one
 block of rows at a time from sparse ``X`` (no dense n × m matrix), in ``X``'s precision, and
-multiplied by the factors in row blocks spread over threads.
+multiplied by the factors in row blocks spread over threads. :class:`KernelContext` is what
+these models prepare.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._threads import n_threads, thread_pool
-from ._base import EPS, check_custom_factor
+from ._base import EPS, Context, check_custom_factor
+from ._linalg import gram_matrix
 from ._memory import dense_bytes, require_memory
-
-# entries (rows × n) of one block of sparse X Xᵀ before it is written into K
-_BLOCK_BUDGET = 2**23
 
 KERNEL_ADVICE = (
     "Models with a document kernel (cf, lccf, grscf, convex-nmf) keep n × n numbers; for a "
@@ -54,8 +57,9 @@ class DenseKernel:
         return float(np.trace(self.K, dtype=np.float64))
 
 
-def linear_kernel(X, owner):
-    """``K = X Xᵀ`` as a dense n × n array of ``X``'s dtype (sparse ``X`` stays sparse).
+def linear_kernel(X, owner: str) -> np.ndarray:
+    """``K = X Xᵀ`` (:func:`~textcluster.models._linalg.gram_matrix`), dense n × n in ``X``'s
+    dtype, once the memory for it is known to be there.
 
     Raises :class:`~textcluster.models._memory.InsufficientMemoryError` before allocating when
     ``K`` would not fit; ``owner`` names the model in that message.
@@ -66,19 +70,19 @@ def linear_kernel(X, owner):
                    f"The {n * n:,} entries of {owner}'s dense {n:,} × {n:,} {dtype.name} "
                    "document kernel X Xᵀ",
                    KERNEL_ADVICE)
-    K = np.empty((n, n), dtype=dtype)
-    if not sp.issparse(X):
-        return np.matmul(X, X.T, out=K)
-    X = sp.csr_matrix(X)
-    XT = X.T.tocsr()
-    rows = max(1, _BLOCK_BUDGET // max(n, 1))
+    return gram_matrix(X)
 
-    def block(start):
-        stop = min(start + rows, n)
-        K[start:stop] = (X[start:stop] @ XT).toarray()
 
-    list(thread_pool(min(2, n_threads())).map(block, range(0, n, rows)))
-    return K
+@dataclass(kw_only=True)
+class KernelContext(Context):
+    """What a model that sees the documents through ``K = X Xᵀ`` prepares."""
+
+    X: sp.csr_matrix | np.ndarray
+    """The documents as factorized (after any weighting), n × m."""
+    K: DenseKernel
+    """``K = X Xᵀ`` (n × n, dense)."""
+    K_trace: float
+    """``tr K = ‖X‖²_F``."""
 
 
 # -- the math shared by the kernel models --------------------------------------------------
@@ -109,9 +113,9 @@ def concepts_for_basis(X, basis):
     return A
 
 
-def custom_concept_start(ctx, W, H, k):
+def custom_concept_start(ctx: KernelContext, W, H, k):
     """``(V, A)`` from the caller's ``W`` (n × k document factor) and ``H`` (k × m basis)."""
-    n, m = ctx["X"].shape
-    V = check_custom_factor("W", W, (n, k), ctx["dtype"])
-    basis = check_custom_factor("H", H, (k, m), ctx["dtype"])
-    return V, concepts_for_basis(ctx["X"], basis)
+    n, m = ctx.X.shape
+    V = check_custom_factor("W", W, (n, k), ctx.dtype)
+    basis = check_custom_factor("H", H, (k, m), ctx.dtype)
+    return V, concepts_for_basis(ctx.X, basis)

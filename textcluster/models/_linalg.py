@@ -3,12 +3,18 @@
 SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
 into blocks of equal non-zero count and multiplying them in threads uses every core.
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
+:func:`gram_matrix` is the one dense ``X Xᵀ`` of the package.
 """
+
+from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._threads import n_threads, thread_pool
+
+# entries (rows × n) of one block of sparse X Xᵀ before it is written into the dense result
+_BLOCK_BUDGET = 2**23
 
 
 class SparseOperator:
@@ -74,3 +80,25 @@ def _row_blocks(A, parts):
     targets = A.indptr[-1] * np.arange(1, parts) / parts
     cuts = np.unique(np.r_[0, np.searchsorted(A.indptr, targets), A.shape[0]])
     return [(a, b, A[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def gram_matrix(X) -> np.ndarray:
+    """``X Xᵀ`` as a dense n × n array of ``X``'s dtype, from sparse ``X`` one block of rows at
+    a time (two blocks in threads; no dense n × m matrix, no second n × n temporary).
+
+    It allocates n² numbers: callers check the memory first
+    (:func:`~textcluster.models._memory.require_memory`)."""
+    n = X.shape[0]
+    G = np.empty((n, n), dtype=np.dtype(X.dtype))
+    if not sp.issparse(X):
+        return np.matmul(X, X.T, out=G)
+    X = sp.csr_matrix(X)
+    XT = X.T.tocsr()
+    rows = max(1, _BLOCK_BUDGET // max(n, 1))
+
+    def block(start):
+        stop = min(start + rows, n)
+        G[start:stop] = (X[start:stop] @ XT).toarray()
+
+    list(thread_pool(min(2, n_threads())).map(block, range(0, n, rows)))
+    return G

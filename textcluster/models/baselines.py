@@ -1,8 +1,12 @@
 """The baselines of every paper: k-means on tf-idf rows, and LSI (truncated SVD) + k-means."""
 
-from numbers import Integral
-from typing import ClassVar
+from __future__ import annotations
 
+from numbers import Integral
+from typing import Any, ClassVar, Self
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import TruncatedSVD
@@ -11,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval
 from .._errors import InvalidInputError
+from ._base import MatrixLike, Seed
 
 
 class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -41,13 +46,15 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=8, *, n_init=10, max_iter=300, random_state=None):
+    def __init__(self, n_components: int = 8, *, n_init: int = 10, max_iter: int = 300,
+                 random_state: Seed = None) -> None:
         self.n_components = n_components
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, X, y=None, graph=None):
+    def fit(self, X: MatrixLike, y: ArrayLike | None = None, graph: Any = None) -> Self:
+        """Cluster the rows of ``X`` (``y`` and ``graph`` are ignored)."""
         self._validate_params()
         X = validate_data(self, X, accept_sparse="csr", dtype=["float64", "float32"])
         _check_k(self.n_components, X.shape[0])
@@ -57,10 +64,13 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         return self
 
-    def fit_transform(self, X, y=None, graph=None):
+    def fit_transform(self, X: MatrixLike, y: ArrayLike | None = None,
+                      graph: Any = None) -> NDArray[np.floating]:
+        """Fit, and return the distances of the documents to the centroids (n × k)."""
         return self.fit(X, y).transform(X)
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> NDArray[np.floating]:
+        """The distances of new documents to the centroids (n × k)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False,
                           dtype=["float64", "float32"])
@@ -111,8 +121,9 @@ class LSIKMeans(KMeansBaseline):
         "normalize": ["boolean"],
     }
 
-    def __init__(self, n_components=8, *, n_dims=None, normalize=True, n_init=10,
-                 max_iter=300, random_state=None):
+    def __init__(self, n_components: int = 8, *, n_dims: int | None = None,
+                 normalize: bool = True, n_init: int = 10, max_iter: int = 300,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, n_init=n_init, max_iter=max_iter,
                          random_state=random_state)
         self.n_dims = n_dims

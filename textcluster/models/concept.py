@@ -31,24 +31,71 @@ Documents may be weighted by the normalized-cut weighting (``ncw``, Xu, Liu & Go
 ``options.weight = 'NCW'``): ``K ← D^{-1/2} K D^{-1/2}``, ``D = diag(K 1)``.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
-from ._base import EPS, FactorizationModel, shared_parameters
+from ._base import EPS, Factors, FactorizationModel, Seed, extend, shared_parameters
 from ._kernel import (
     DenseKernel,
+    KernelContext,
     custom_concept_start,
     kernel_fit_error,
     linear_kernel,
     normalize_concepts,
 )
-from .nmf import graph_term, ncw_weighted, update_documents
 from .baselines import LSIKMeans
-from .selection import SelectsGraphStrength, membership
+from .nmf import graph_term, ncw_weighted, update_documents
+from .selection import GraphStrength, SelectsGraphStrength, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
+
+
+# -- what the family prepares and iterates --------------------------------------------------
+@dataclass(kw_only=True)
+class ConceptContext(KernelContext):
+    """CF's context: the kernel of the (weighted) documents, and the documents as given."""
+
+    data: sp.csr_matrix | np.ndarray
+    """The documents before the NCW weighting (for LSA starts and λ's selection)."""
+
+
+@dataclass(kw_only=True)
+class GraphConceptContext(GraphStrength, ConceptContext):
+    """CF's context with LCCF's document graph and graph strength."""
+
+
+@dataclass(kw_only=True)
+class LabelledConceptContext(GraphConceptContext):
+    """LCCF's context with GRSCF's label constraint."""
+
+    constraint: LabelConstraint
+    """Which row of ``Z`` each document reads (``V = C Z``)."""
+
+
+@dataclass(kw_only=True)
+class ConceptFactors(Factors):
+    """One start of ``X ≈ V Aᵀ X``."""
+
+    A: np.ndarray
+    """The concept weights (n × k)."""
+    V: np.ndarray
+    """The document factor (n × k)."""
+    KA: np.ndarray
+    """``K A`` of the current ``A``."""
+
+
+@dataclass(kw_only=True)
+class LabelledConceptFactors(ConceptFactors):
+    """One start of GRSCF: CF's factors with ``V = C Z``."""
+
+    Z: np.ndarray
+    """The rows shared by the labelled documents of a class (n_rows × k)."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -117,24 +164,25 @@ class CF(FactorizationModel):
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
 
-    def __init__(self, n_components=8, *, ncw=True, max_iter=200, tol=0.0, n_init=10,
-                 init_iter=30, init="random", assign="kmeans", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, ncw: bool = True, max_iter: int = 200,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.ncw = ncw
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         self._term_totals = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
         weighted = ncw_weighted(X, self._term_totals) if self.ncw else X
         K = DenseKernel(linear_kernel(weighted, type(self).__name__))
-        return {"X": weighted, "data": X, "K": K, "K_trace": K.trace(), "dtype": X.dtype}
+        return ConceptContext(X=weighted, data=X, K=K, K_trace=K.trace(), dtype=X.dtype)
 
     def _random_factors(self, ctx, rng):
-        n, k = ctx["X"].shape[0], self.n_components
-        A = rng.uniform(size=(n, k)).astype(ctx["dtype"])
-        V = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        n, k = ctx.X.shape[0], self.n_components
+        A = rng.uniform(size=(n, k)).astype(ctx.dtype)
+        V = rng.uniform(size=(n, k)).astype(ctx.dtype)
         return self._initial_factors(ctx, A, V)
 
     def _custom_factors(self, ctx, W, H):
@@ -146,43 +194,43 @@ class CF(FactorizationModel):
         (weighted) documents, each document's factor its kernel product with the concepts
         (plus 10⁻³ of the largest, so that every entry can move); then the start-up scaling."""
         labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
-            ctx["data"]).labels_
+            ctx.data).labels_
         members = membership(labels, self.n_components)
         A = np.asarray((members / np.maximum(members.sum(axis=0), 1)).todense(),
-                       dtype=ctx["dtype"])
-        V = ctx["K"].dot(A)
+                       dtype=ctx.dtype)
+        V = ctx.K.dot(A)
         V += 1e-3 * V.max()
         return self._initial_factors(ctx, A, V)
 
     def _initial_factors(self, ctx, A, V):
         unit_documents(A, V)
-        KA = ctx["K"].dot(A)
+        KA = ctx.K.dot(A)
         fit_concept_scale(A, KA, V)
-        return {"A": A, "V": V, "KA": KA}
+        return ConceptFactors(A=A, V=V, KA=KA)
 
     def _objective(self, factors, ctx):
-        A, V, KA = factors["A"], factors["V"], factors["KA"]
-        return kernel_fit_error(ctx["K_trace"], V, KA, A.T @ KA) + self._graph_term(V, ctx)
+        A, V, KA = factors.A, factors.V, factors.KA
+        return kernel_fit_error(ctx.K_trace, V, KA, A.T @ KA) + self._graph_term(V, ctx)
 
     def _graph_term(self, V, ctx):
         return 0.0
 
     def _update(self, factors, ctx):
-        K = ctx["K"]
-        self._update_documents(factors, ctx, factors["A"].T @ factors["KA"])
-        V = factors["V"]
-        update_concepts(factors["A"], factors["KA"], K.dot(V), V)
-        factors["KA"] = K.dot(factors["A"])
+        K = ctx.K
+        self._update_documents(factors, ctx, factors.A.T @ factors.KA)
+        V = factors.V
+        update_concepts(factors.A, factors.KA, K.dot(V), V)
+        factors.KA = K.dot(factors.A)
         return self._objective(factors, ctx)
 
     def _update_documents(self, factors, ctx, AtKA):
-        update_documents(factors["V"], factors["KA"], AtKA)
+        update_documents(factors.V, factors.KA, AtKA)
 
     def _finish(self, factors, ctx):
-        A, V = factors["A"], factors["V"]
-        normalize_concepts(A, V, factors["KA"])
+        A, V = factors.A, factors.V
+        normalize_concepts(A, V, factors.KA)
         self.concept_weights_ = A
-        self.components_ = np.ascontiguousarray(np.asarray(ctx["X"].T @ A).T)
+        self.components_ = np.ascontiguousarray(np.asarray(ctx.X.T @ A).T)
         return V
 
     def _transform(self, X):
@@ -252,10 +300,11 @@ class LCCF(SelectsGraphStrength, CF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components=8, *, lam="auto", n_neighbors=5, weighting="cosine",
-                 scaling="scale-free", ncw=True, max_iter=200, tol=0.0, n_init=10,
-                 init_iter=30, init="random", assign="cosine", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+                 weighting: str = "cosine", scaling: str = "scale-free", ncw: bool = True,
+                 max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
@@ -264,7 +313,7 @@ class LCCF(SelectsGraphStrength, CF):
         self.weighting = weighting
         self.scaling = scaling
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         self.graph_ = W
@@ -272,9 +321,9 @@ class LCCF(SelectsGraphStrength, CF):
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
         scale = (1.0 if self.scaling == "cai"
-                 else ctx["K_trace"] / (self.n_components * max(degree.mean(), EPS)))
-        return self._at_strength({**ctx, "W": W, "degree": degree, "lam_scale": scale},
-                                 self.lam_ or 0.0)
+                 else ctx.K_trace / (self.n_components * max(degree.mean(), EPS)))
+        ctx = extend(ctx, GraphConceptContext, W=W, degree=degree, lam_scale=scale)
+        return self._at_strength(ctx, self.lam_ or 0.0)
 
     def _fixed_lam(self):
         """The λ given, Cai's λ = 100 for his scaling, or None (to choose)."""
@@ -283,11 +332,11 @@ class LCCF(SelectsGraphStrength, CF):
         return 100.0 if self.scaling == "cai" else None
 
     def _graph_term(self, V, ctx):
-        return ctx["lam"] * graph_term(V, ctx["W"], ctx["degree"])[0]
+        return ctx.lam * graph_term(V, ctx.W, ctx.degree)[0]
 
     def _update_documents(self, factors, ctx, AtKA):
-        V = factors["V"]
-        update_documents(V, factors["KA"], AtKA, ctx["lam"], ctx["W"] @ V, ctx["degree"])
+        V = factors.V
+        update_documents(V, factors.KA, AtKA, ctx.lam, ctx.W @ V, ctx.degree)
 
 
 @shared_parameters
@@ -338,39 +387,41 @@ class GRSCF(LCCF):
 
     semi_supervised = True
 
-    def __init__(self, n_components=8, *, lam=100.0, n_neighbors=5, weighting="cosine",
-                 scaling="cai", ncw=True, max_iter=200, tol=0.0, n_init=10, init_iter=30,
-                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, lam: float | str = 100.0, n_neighbors: int = 5,
+                 weighting: str = "cosine", scaling: str = "cai", ncw: bool = True,
+                 max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
                          scaling=scaling, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
         constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)
-        return {**ctx, "constraint": constraint}
+        return extend(ctx, LabelledConceptContext, constraint=constraint)
 
     def _random_factors(self, ctx, rng):
-        n, k = ctx["X"].shape[0], self.n_components
-        A = rng.uniform(size=(n, k)).astype(ctx["dtype"])
-        Z = rng.uniform(size=(ctx["constraint"].n_rows, k)).astype(ctx["dtype"])
+        n, k = ctx.X.shape[0], self.n_components
+        A = rng.uniform(size=(n, k)).astype(ctx.dtype)
+        Z = rng.uniform(size=(ctx.constraint.n_rows, k)).astype(ctx.dtype)
         return self._initial_factors(ctx, A, Z)
 
     def _custom_factors(self, ctx, W, H):
         V, A = custom_concept_start(ctx, W, H, self.n_components)
-        return self._initial_factors(ctx, A, ctx["constraint"].mean(V))
+        return self._initial_factors(ctx, A, ctx.constraint.mean(V))
 
     def _initial_factors(self, ctx, A, Z):
-        V = ctx["constraint"].expand(Z)
+        V = ctx.constraint.expand(Z)
         Z /= unit_documents(A, V)
-        KA = ctx["K"].dot(A)
+        KA = ctx.K.dot(A)
         fit_concept_scale(A, KA, V)
-        return {"A": A, "Z": Z, "V": V, "KA": KA}
+        return LabelledConceptFactors(A=A, Z=Z, V=V, KA=KA)
 
     def _update_documents(self, factors, ctx, AtKA):
-        constraint, Z = ctx["constraint"], factors["Z"]
+        constraint, Z = ctx.constraint, factors.Z
         KA_mean, SV_mean, degree_mean = constrained_update_terms(
-            constraint, factors["KA"], ctx["W"] @ factors["V"], ctx["degree"])
-        update_documents(Z, KA_mean, AtKA, ctx["lam"], SV_mean, degree_mean)
-        factors["V"] = constraint.expand(Z)
+            constraint, factors.KA, ctx.W @ factors.V, ctx.degree)
+        update_documents(Z, KA_mean, AtKA, ctx.lam, SV_mean, degree_mean)
+        factors.V = constraint.expand(Z)

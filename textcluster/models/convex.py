@@ -12,18 +12,35 @@ Everything is written with the kernel ``K = X Xᵀ`` (n × n, dense): memory O(n
 :mod:`textcluster.models._kernel`.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._compat import StrOptions
-from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
+from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, shared_parameters
 from ._kernel import (
     DenseKernel,
+    KernelContext,
     custom_concept_start,
     kernel_fit_error,
     linear_kernel,
     normalize_concepts,
 )
 from .projective import projection_ratio
+
+
+@dataclass(kw_only=True)
+class ConvexFactors(Factors):
+    """One start of convex NMF (``X ≈ G Wᵀ X``) or cluster-NMF (``G`` and ``W`` both ``H``)."""
+
+    G: np.ndarray
+    """The document factor (n × k)."""
+    W: np.ndarray
+    """The centroids' convex weights (n × k); the same array as ``G`` for cluster-NMF."""
+    KW: np.ndarray
+    """``K W`` of the current ``W``."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -110,57 +127,58 @@ class ConvexNMF(FactorizationModel):
         "variant": [StrOptions({"convex", "cluster"})],
     }
 
-    def __init__(self, n_components=8, *, variant="convex", max_iter=100, tol=0.0, n_init=10,
-                 init_iter=30, init="random", assign="kmeans", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, variant: str = "convex", max_iter: int = 100,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.variant = variant
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         K = DenseKernel(linear_kernel(X, type(self).__name__))
-        return {"X": X, "K": K, "K_trace": K.trace(), "dtype": X.dtype}
+        return KernelContext(X=X, K=K, K_trace=K.trace(), dtype=X.dtype)
 
     def _random_factors(self, ctx, rng):
-        n, k = ctx["X"].shape[0], self.n_components
-        G = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        n, k = ctx.X.shape[0], self.n_components
+        G = rng.uniform(size=(n, k)).astype(ctx.dtype)
         if self.variant == "cluster":
             return self._cluster_start(ctx, G)
-        W = rng.uniform(size=(n, k)).astype(ctx["dtype"])
-        return {"G": G, "W": W, "KW": ctx["K"].dot(W)}
+        W = rng.uniform(size=(n, k)).astype(ctx.dtype)
+        return ConvexFactors(G=G, W=W, KW=ctx.K.dot(W))
 
     def _custom_factors(self, ctx, W, H):
-        n, k = ctx["X"].shape[0], self.n_components
+        n, k = ctx.X.shape[0], self.n_components
         if self.variant == "cluster":
-            return self._cluster_start(ctx, check_custom_factor("W", W, (n, k), ctx["dtype"]))
+            return self._cluster_start(ctx, check_custom_factor("W", W, (n, k), ctx.dtype))
         G, weights = custom_concept_start(ctx, W, H, k)
-        return {"G": G, "W": weights, "KW": ctx["K"].dot(weights)}
+        return ConvexFactors(G=G, W=weights, KW=ctx.K.dot(weights))
 
     def _cluster_start(self, ctx, H):
-        KH = ctx["K"].dot(H)
+        KH = ctx.K.dot(H)
         fit_indicator_scale(H, KH)
-        return {"G": H, "W": H, "KW": KH}
+        return ConvexFactors(G=H, W=H, KW=KH)
 
     def _objective(self, factors, ctx):
-        W, KW = factors["W"], factors["KW"]
-        return kernel_fit_error(ctx["K_trace"], factors["G"], KW, W.T @ KW)
+        W, KW = factors.W, factors.KW
+        return kernel_fit_error(ctx.K_trace, factors.G, KW, W.T @ KW)
 
     def _update(self, factors, ctx):
-        K = ctx["K"]
+        K = ctx.K
         if self.variant == "cluster":
-            update_cluster_indicators(factors["W"], factors["KW"])
+            update_cluster_indicators(factors.W, factors.KW)
         else:
-            G, W = factors["G"], factors["W"]
-            update_convex_documents(G, factors["KW"], W.T @ factors["KW"])
-            update_convex_weights(W, factors["KW"], K.dot(G), G)
-        factors["KW"] = K.dot(factors["W"])
+            G, W = factors.G, factors.W
+            update_convex_documents(G, factors.KW, W.T @ factors.KW)
+            update_convex_weights(W, factors.KW, K.dot(G), G)
+        factors.KW = K.dot(factors.W)
         return self._objective(factors, ctx)
 
     def _finish(self, factors, ctx):
-        G, W = factors["G"], factors["W"]
+        G, W = factors.G, factors.W
         if self.variant == "convex":
-            normalize_concepts(W, G, factors["KW"])
+            normalize_concepts(W, G, factors.KW)
         self.concept_weights_ = W
-        self.components_ = np.ascontiguousarray(np.asarray(ctx["X"].T @ W).T)
+        self.components_ = np.ascontiguousarray(np.asarray(ctx.X.T @ W).T)
         return G

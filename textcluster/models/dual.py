@@ -4,10 +4,13 @@ Orientation as everywhere in the package: ``X`` is documents × terms (n × m), 
 with ``V`` (n × k) the document factor and ``U`` (m × k) the basis. The papers write ``X`` as
 terms × documents; their equations are translated below. The term graph is a kNN graph over
 the columns of ``X`` (the terms' document profiles), built sparse and blockwise by
-:func:`textcluster.graph.knn_graph` on ``Xᵀ``: no dense terms × terms matrix is formed.
+:func:`textcluster.graph.term_graph`: no dense terms × terms matrix is formed.
 Memory: O(nnz + (n + m)k) plus the two sparse graphs.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,11 +18,21 @@ import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
-from .._errors import InvalidInputError
-from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
+from ._base import (
+    EPS,
+    Context,
+    Factors,
+    FactorizationModel,
+    Seed,
+    TermGraphFit,
+    check_custom_factor,
+    extend,
+    shared_parameters,
+)
 from ._linalg import SparseOperator
 from .nmf import (
     GNMF,
+    GraphContext,
     fit_scale,
     graph_term,
     normalize_basis,
@@ -27,59 +40,15 @@ from .nmf import (
     unit_basis_step,
     update_documents,
 )
+from .semi import check_partial_labels
 
 
-# -- graphs ------------------------------------------------------------------------------------
-def term_knn_graph(X, n_neighbors, weighting="binary"):
-    """Symmetric kNN graph (m × m, sparse) over the terms, i.e. over the columns of ``X``.
-
-    Terms that occur in no document (all-zero columns, common after taking a class subset of
-    a corpus) get no edges; the graph is built on the others only. Fewer than two such terms:
-    an empty graph."""
-    X = sp.csr_matrix(X)
-    m = X.shape[1]
-    present = np.flatnonzero(X.getnnz(axis=0) > 0)
-    if present.size < 2:
-        return sp.csr_matrix((m, m), dtype=np.float64)
-    k = min(n_neighbors, present.size - 1)
-    G = graphs.knn_graph(X[:, present].T.tocsr(), n_neighbors=k, weighting=weighting).tocoo()
-    return sp.csr_matrix((G.data, (present[G.row], present[G.col])), shape=(m, m))
-
-
-def check_term_graph(term_graph, m):
-    """A caller's term graph: m × m, symmetric, non-negative (see ``graph.check_graph``)."""
-    try:
-        return graphs.check_graph(term_graph, m)
-    except InvalidInputError as error:
-        raise InvalidInputError(f"term_graph: {error} (the term graph has one row and one "
-                                "column per term, i.e. per column of X)") from None
-
-
-def label_aware_graph(W, labels):
-    """Paper 004 §3.1.2: an edge between two labelled documents gets the graph's largest weight
-    when they share the label and 0 when they do not; other edges keep their weight
-    (``labels``: -1 = unlabelled)."""
-    W = sp.coo_matrix(W)
-    a, b = labels[W.row], labels[W.col]
-    both = (a >= 0) & (b >= 0)
-    largest = W.data.max() if W.nnz else 1.0
-    data = np.where(both, np.where(a == b, largest, 0.0), W.data).astype(W.dtype)
-    G = sp.csr_matrix((data, (W.row, W.col)), shape=W.shape)
-    G.eliminate_zeros()
-    return G
-
-
+# -- scales ------------------------------------------------------------------------------------
 def typical_row_norm(X, k):
     """``√(k / m')``: the norm of a row of an m' × k matrix with unit-norm columns (m' = the
     terms that occur in X)."""
     present = np.count_nonzero(np.asarray((X != 0).sum(axis=0)).ravel())
     return float(np.sqrt(k / max(present, 1)))
-
-
-def degree_scale(degree):
-    """Mean degree over the nodes that have an edge (1 for an edgeless graph)."""
-    connected = degree[degree > 0]
-    return float(connected.mean()) if connected.size else 1.0
 
 
 # -- the L2,1/2 sparsity term (paper 004 eqs. 21, 26-27) ---------------------------------------
@@ -152,23 +121,18 @@ def update_scaling(r, S, XP, PtP):
 
 
 # -- ANMF --------------------------------------------------------------------------------------
-class TermGraphFit:
-    """``fit(X, y, W, H, graph, term_graph)``: a precomputed m × m term graph goes to ``fit``,
-    as scikit-learn takes data-dependent arrays (and the base class the document graph)."""
+@dataclass(kw_only=True)
+class DualGraphContext(GraphContext):
+    """GNMF's context with ANMF's term graph and its weight."""
 
-    def fit(self, X, y=None, W=None, H=None, graph=None, term_graph=None):
-        """Factorize ``X`` and cluster the documents; ``graph`` (n × n) and ``term_graph``
-        (m × m) are precomputed graphs, built from ``X`` when omitted."""
-        self.fit_transform(X, y, W=W, H=H, graph=graph, term_graph=term_graph)
-        return self
-
-    def fit_transform(self, X, y=None, W=None, H=None, graph=None, term_graph=None):
-        """Fit and return the document factor (n × k)."""
-        self._term_graph_input = term_graph
-        try:
-            return super().fit_transform(X, y, W=W, H=H, graph=graph)
-        finally:
-            del self._term_graph_input
+    Wt: sp.csr_matrix
+    """The term graph (m × m, sparse)."""
+    term_degree: np.ndarray
+    """Its degrees."""
+    mu_scale: float
+    """Factor from μ as given to the term graph's weight in the updates."""
+    mu: float = 0.0
+    """The term graph's weight in the updates."""
 
 
 @shared_parameters
@@ -253,10 +217,13 @@ class ANMF(TermGraphFit, GNMF):
         "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
     }
 
-    def __init__(self, n_components=8, *, lam="auto", mu=None, n_neighbors=7, weighting="binary",
-                 term_neighbors=7, term_weighting="binary", scaling="unit-basis",
-                 graph_check=True, ncw=False, max_iter=100, tol=0.0, n_init=10, init_iter=30,
-                 init="random", assign="cosine", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, lam: float | str = "auto",
+                 mu: float | None = None, n_neighbors: int = 7, weighting: str = "binary",
+                 term_neighbors: int = 7, term_weighting: str = "binary",
+                 scaling: str = "unit-basis", graph_check: bool = True, ncw: bool = False,
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
                          scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
@@ -265,51 +232,46 @@ class ANMF(TermGraphFit, GNMF):
         self.term_neighbors = term_neighbors
         self.term_weighting = term_weighting
 
-    def _graph_context(self, X, y, graph):
-        ctx = super()._graph_context(X, y, graph)
-        m = X.shape[1]
-        if self._term_graph_input is None:
-            Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
-        else:
-            Wt = check_term_graph(self._term_graph_input, m)
-        self._term_graph_input = Wt
-        Wt = sp.csr_matrix(Wt, dtype=X.dtype)
+    def _prepare(self, X, y, graph=None, term_graph=None):
+        ctx = self._graph_context(X, y, graph)
+        Wt = graphs.term_graph(X, term_graph, self.term_neighbors, self.term_weighting)
         term_degree = np.asarray(Wt.sum(axis=1)).ravel()
         self.term_graph_ = Wt
         mu_scale = (1.0 if self.scaling == "cai"
-                    else ctx["X_norm2"] / (self.n_components * degree_scale(term_degree)))
-        return {**ctx, "Wt": Wt, "term_degree": term_degree, "mu_scale": mu_scale}
+                    else ctx.X_norm2 / (self.n_components * graphs.mean_degree(term_degree)))
+        ctx = extend(ctx, DualGraphContext, Wt=Wt, term_degree=term_degree, mu_scale=mu_scale)
+        return self._fixed_strength(ctx)
 
     def _at_strength(self, ctx, lam):
         """λ for the document graph, and μ for the term graph: the same strength λ when μ is
         tied to it (``mu=None`` with ``scaling="unit-basis"``), else μ as given or the
         default."""
         mu = self.mu if self.mu is not None else DEFAULT_MU[self.scaling]
-        if self._graph_off:
+        if ctx.graph_off:
             mu = 0.0
         elif mu is None:
             mu = lam
-        return {**super()._at_strength(ctx, lam), "mu": mu * ctx["mu_scale"]}
+        return replace(super()._at_strength(ctx, lam), mu=mu * ctx.mu_scale)
 
     def _objective(self, factors, ctx):
-        return super()._objective(factors, ctx) + self._term_graph_term(factors["U"], ctx)
+        return super()._objective(factors, ctx) + self._term_graph_term(factors.U, ctx)
 
     def _term_graph_term(self, U, ctx):
-        if ctx["mu"] == 0:
+        if ctx.mu == 0:
             return 0.0
-        return ctx["mu"] * graph_term(U, ctx["Wt"], ctx["term_degree"])[0]
+        return ctx.mu * graph_term(U, ctx.Wt, ctx.term_degree)[0]
 
     def _update(self, factors, ctx):
-        U, V, X, mu = factors["U"], factors["V"], ctx["X"], ctx["mu"]
+        U, V, X, mu = factors.U, factors.V, ctx.X, ctx.mu
         if self.scaling == "unit-basis":
-            term_graph = (mu, ctx["Wt"], ctx["term_degree"]) if mu else None
+            term_graph = (mu, ctx.Wt, ctx.term_degree) if mu else None
             unit_basis_step(U, X.tdot(V), V.T @ V, term_graph)
         else:
-            WtU = ctx["Wt"] @ U if mu else None
-            update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx["term_degree"])  # eq. 9
+            WtU = ctx.Wt @ U if mu else None
+            update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx.term_degree)  # eq. 9
         XU, UtU = X.dot(U), U.T @ U
-        update_documents(V, XU, UtU, ctx["lam"], ctx["W"] @ V, ctx["degree"])  # eq. 10
-        error = reconstruction_error(ctx["X_norm2"], V, XU, UtU)
+        update_documents(V, XU, UtU, ctx.lam, ctx.W @ V, ctx.degree)  # eq. 10
+        error = reconstruction_error(ctx.X_norm2, V, XU, UtU)
         return error + self._graph_term(V, ctx) + self._term_graph_term(U, ctx)
 
 
@@ -317,6 +279,62 @@ DEFAULT_MU = {"unit-basis": None, "scale-free": 1.0, "cai": 100.0}  # None: μ =
 
 
 # -- SODNMF ------------------------------------------------------------------------------------
+@dataclass
+class GraphTerm:
+    """A graph term ``α tr(Fᵀ L F)`` of SODNMF: the graph, its degrees and its weight."""
+
+    W: sp.csr_matrix
+    """The graph (sparse)."""
+    degree: np.ndarray
+    """Its degrees."""
+    alpha: float
+    """The term's weight in the updates (0: no term)."""
+
+    def value(self, F: np.ndarray) -> float:
+        """``α tr(Fᵀ L F)``."""
+        return self.alpha * graph_term(F, self.W, self.degree)[0] if self.alpha else 0.0
+
+
+@dataclass(kw_only=True)
+class SODNMFContext(Context):
+    """What SODNMF prepares: the data, the label slots, the two graphs and the weights."""
+
+    X: SparseOperator
+    """The data, for threaded products."""
+    X_norm2: float
+    """``‖X‖²_F``."""
+    slot: np.ndarray
+    """The row of ``A`` (column of ``C``) each document reads."""
+    n_slots: int
+    """Rows of ``A``: one per class, one per unlabelled document."""
+    labelled: np.ndarray
+    """Which documents are labelled (boolean, n)."""
+    documents: GraphTerm
+    """The document graph Wˢ (after the label rule) and its weight."""
+    terms: GraphTerm
+    """The term graph Wᴾ and its weight."""
+    beta: float
+    """The weight of the ridge (bi-orthogonality) terms."""
+    theta: float
+    """The weight of the L2,1/2 sparsity term on ``P``."""
+
+
+@dataclass(kw_only=True)
+class SODNMFFactors(Factors):
+    """One start of ``X ≈ S R Pᵀ`` with ``S = C A``."""
+
+    P: np.ndarray
+    """The term-side factor (m × k)."""
+    A: np.ndarray
+    """The rows of the document factor, one per slot (n_slots × k)."""
+    C: sp.csr_matrix
+    """The label constraint matrix (n × n_slots, one weight per document)."""
+    S: np.ndarray
+    """The document factor ``C A`` (n × k)."""
+    r: np.ndarray
+    """The diagonal of R (k)."""
+
+
 @shared_parameters
 class SODNMF(TermGraphFit, FactorizationModel):
     """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
@@ -431,10 +449,12 @@ class SODNMF(TermGraphFit, FactorizationModel):
         "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
     }
 
-    def __init__(self, n_components=8, *, alpha=100.0, beta=0.01, theta=0.01,
-                 scaling_matrix=True, n_neighbors=5, weighting="heat", term_neighbors=5,
-                 term_weighting="heat", max_iter=100, tol=0.0, n_init=10, init_iter=30,
-                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, alpha: float = 100.0, beta: float = 0.01,
+                 theta: float = 0.01, scaling_matrix: bool = True, n_neighbors: int = 5,
+                 weighting: str = "heat", term_neighbors: int = 5, term_weighting: str = "heat",
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
@@ -448,156 +468,123 @@ class SODNMF(TermGraphFit, FactorizationModel):
         self.term_weighting = term_weighting
 
     # -- set-up ------------------------------------------------------------------------
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None, term_graph=None):
         n, m = X.shape
         labels = check_partial_labels(y, n)
         op = SparseOperator(X)
         X_norm2 = op.squared_norm()
         scale = X_norm2 / self.n_components  # the fit's curvature (see the docstring)
         doc_graph = self._document_graph(X, graph, labels)
-        term_graph = self._term_graph(X)
+        self.term_graph_ = graphs.term_graph(X, term_graph, self.term_neighbors,
+                                             self.term_weighting)
         slot, n_slots = label_slots(labels)
-        ctx = {"X": op, "X_norm2": X_norm2, "dtype": X.dtype, "slot": slot,
-               "n_slots": n_slots, "labelled": labels >= 0,
-               "beta": self.beta * scale,
-               "theta": self.theta * scale * typical_row_norm(X, self.n_components) ** 1.5}
-        for side, G in (("S", doc_graph), ("P", term_graph)):
-            degree = np.asarray(G.sum(axis=1)).ravel()
-            ctx[f"W{side}"], ctx[f"d{side}"] = G, degree
-            ctx[f"alpha{side}"] = self.alpha * scale / degree_scale(degree)
-        return ctx
+        documents, terms = (self._weighted(G, scale) for G in (doc_graph, self.term_graph_))
+        return SODNMFContext(
+            X=op, X_norm2=X_norm2, dtype=X.dtype, slot=slot, n_slots=n_slots,
+            labelled=labels >= 0, documents=documents, terms=terms, beta=self.beta * scale,
+            theta=self.theta * scale * typical_row_norm(X, self.n_components) ** 1.5)
+
+    def _weighted(self, G, scale):
+        """The graph term of ``G``, weighted by α scale-free (see Scale)."""
+        degree = np.asarray(G.sum(axis=1)).ravel()
+        return GraphTerm(G, degree, self.alpha * scale / graphs.mean_degree(degree))
 
     def _document_graph(self, X, graph, labels):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         if np.any(labels >= 0):
-            W = label_aware_graph(W, labels)
+            W = graphs.label_aware_graph(W, labels)
         self.graph_ = sp.csr_matrix(W, dtype=X.dtype)
         return self.graph_
-
-    def _term_graph(self, X):
-        if self._term_graph_input is None:
-            Wt = term_knn_graph(X, self.term_neighbors, self.term_weighting)
-        else:
-            Wt = check_term_graph(self._term_graph_input, X.shape[1])
-        self.term_graph_ = sp.csr_matrix(Wt, dtype=X.dtype)
-        return self.term_graph_
 
     # -- starts ------------------------------------------------------------------------
     def _random_factors(self, ctx, rng):
         """Uniform P and A, columns of P and S = CA scaled to unit norm, R = r₀·I."""
-        m, k, dtype = ctx["X"].shape[1], self.n_components, ctx["dtype"]
+        m, k, dtype = ctx.X.shape[1], self.n_components, ctx.dtype
         P = rng.uniform(size=(m, k)).astype(dtype)
-        A = rng.uniform(size=(ctx["n_slots"], k)).astype(dtype)
+        A = rng.uniform(size=(ctx.n_slots, k)).astype(dtype)
         P /= np.maximum(np.linalg.norm(P, axis=0), EPS)
         factors = self._assemble(ctx, P, A)
-        A /= np.maximum(np.linalg.norm(factors["S"], axis=0), EPS)
-        S = factors["S"] = factors["C"] @ A
+        A /= np.maximum(np.linalg.norm(factors.S, axis=0), EPS)
+        S = factors.S = factors.C @ A
         unit = np.linalg.norm(S)
-        fit_scale(P, S, ctx)  # S ← r₀ S, the least-squares scale; then move r₀ into R
+        fit_scale(P, S, ctx.X)  # S ← r₀ S, the least-squares scale; then move r₀ into R
         r0 = np.linalg.norm(S) / max(unit, EPS)
         S /= max(r0, EPS)
-        factors["r"][:] = r0
+        factors.r[:] = r0
         return factors
 
     def _custom_factors(self, ctx, W, H):
-        (n, m), k, dtype = ctx["X"].shape, self.n_components, ctx["dtype"]
+        (n, m), k, dtype = ctx.X.shape, self.n_components, ctx.dtype
         S0 = check_custom_factor("W", W, (n, k), dtype)
         P = check_custom_factor("H", H, (k, m), dtype).T.copy()
-        slot = ctx["slot"]
-        counts = np.bincount(slot, minlength=ctx["n_slots"]).astype(dtype)
-        A = np.zeros((ctx["n_slots"], k), dtype=dtype)
-        np.add.at(A, slot, S0)
+        counts = np.bincount(ctx.slot, minlength=ctx.n_slots).astype(dtype)
+        A = np.zeros((ctx.n_slots, k), dtype=dtype)
+        np.add.at(A, ctx.slot, S0)
         A /= counts[:, None]  # class rows: mean of their documents' rows
         return self._assemble(ctx, P, A)
 
     def _assemble(self, ctx, P, A):
-        weights = np.ones(ctx["slot"].size, dtype=ctx["dtype"])
-        C = constraint_matrix(ctx["slot"], ctx["n_slots"], weights)
-        r = np.ones(self.n_components, dtype=ctx["dtype"])
-        return {"P": P, "A": A, "C": C, "S": C @ A, "r": r}
+        weights = np.ones(ctx.slot.size, dtype=ctx.dtype)
+        C = constraint_matrix(ctx.slot, ctx.n_slots, weights)
+        r = np.ones(self.n_components, dtype=ctx.dtype)
+        return SODNMFFactors(P=P, A=A, C=C, S=C @ A, r=r)
 
     # -- the objective and one iteration -------------------------------------------------
     def _objective(self, factors, ctx):
-        P, S, r = factors["P"], factors["S"], factors["r"]
-        return self._value(P, S, r, ctx["X"].dot(P), ctx)
+        P, S, r = factors.P, factors.S, factors.r
+        return self._value(P, S, r, ctx.X.dot(P), ctx)
 
     def _value(self, P, S, r, XP, ctx):
-        value = reconstruction_error(ctx["X_norm2"], S * r, XP, P.T @ P)
-        for side, F in (("P", P), ("S", S)):
-            if ctx[f"alpha{side}"]:
-                value += ctx[f"alpha{side}"] * graph_term(F, ctx[f"W{side}"], ctx[f"d{side}"])[0]
-        value += ctx["beta"] * float(np.vdot(P, P) + np.vdot(S, S))
-        if ctx["theta"]:
-            value += ctx["theta"] * l2_half_penalty(P)
+        value = reconstruction_error(ctx.X_norm2, S * r, XP, P.T @ P)
+        value += ctx.terms.value(P)
+        value += ctx.documents.value(S)
+        value += ctx.beta * float(np.vdot(P, P) + np.vdot(S, S))
+        if ctx.theta:
+            value += ctx.theta * l2_half_penalty(P)
         return value
 
     def _update(self, factors, ctx):
-        P, r = factors["P"], factors["r"]
-        self._update_terms(P, factors["S"], r, ctx)
-        XP = ctx["X"].dot(P)
+        P, r = factors.P, factors.r
+        self._update_terms(P, factors.S, r, ctx)
+        XP = ctx.X.dot(P)
         G = r[:, None] * (P.T @ P) * r[None, :]  # R PᵀP R
         self._update_documents(factors, XP * r, G, ctx)
         if self.scaling_matrix:
-            update_scaling(r, factors["S"], XP, P.T @ P)
-        return self._value(P, factors["S"], r, XP, ctx)
+            update_scaling(r, factors.S, XP, P.T @ P)
+        return self._value(P, factors.S, r, XP, ctx)
 
     def _update_terms(self, P, S, r, ctx):
         """Eq. 32 (θQP corrected); GNMF's V-step form with the diagonal αDᴾ + β + θQ."""
-        alpha = ctx["alphaP"]
-        shrink = alpha * ctx["dP"] + ctx["beta"]
-        if ctx["theta"]:
-            shrink = shrink + ctx["theta"] * l2_half_weights(P)
-        WP = alpha * (ctx["WP"] @ P) if alpha else np.zeros_like(P)
-        XtSR = ctx["X"].tdot(S) * r
+        alpha, terms = ctx.terms.alpha, ctx.terms
+        shrink = alpha * terms.degree + ctx.beta
+        if ctx.theta:
+            shrink = shrink + ctx.theta * l2_half_weights(P)
+        WP = alpha * (terms.W @ P) if alpha else np.zeros_like(P)
+        XtSR = ctx.X.tdot(S) * r
         update_documents(P, XtSR, r[:, None] * (S.T @ S) * r[None, :], 1.0, WP, shrink)
 
     def _update_documents(self, factors, XPR, G, ctx):
         """Eqs. 33 and 34: the rows of A, then the labelled documents' weights in C."""
-        A, C, alpha, beta = factors["A"], factors["C"], ctx["alphaS"], ctx["beta"]
-        rows_numerator = XPR + alpha * (ctx["WS"] @ factors["S"]) if alpha else XPR
+        A, C, docs, beta = factors.A, factors.C, ctx.documents, ctx.beta
+        alpha = docs.alpha
+        rows_numerator = XPR + alpha * (docs.W @ factors.S) if alpha else XPR
         c = C.data
-        cc = np.bincount(ctx["slot"], weights=c * c, minlength=ctx["n_slots"])
-        cdc = np.bincount(ctx["slot"], weights=ctx["dS"] * c * c, minlength=ctx["n_slots"])
+        cc = np.bincount(ctx.slot, weights=c * c, minlength=ctx.n_slots)
+        cdc = np.bincount(ctx.slot, weights=docs.degree * c * c, minlength=ctx.n_slots)
         update_auxiliary(A, C, rows_numerator, G, (cc, alpha * cdc + beta * cc))
         S = C @ A
-        if ctx["labelled"].any():
+        if ctx.labelled.any():
             if alpha:
-                rows_numerator = XPR + alpha * (ctx["WS"] @ S)
-            update_label_weights(c, ctx["labelled"], A[ctx["slot"]], rows_numerator, S, G,
-                                 alpha * ctx["dS"] + beta)
+                rows_numerator = XPR + alpha * (docs.W @ S)
+            update_label_weights(c, ctx.labelled, A[ctx.slot], rows_numerator, S, G,
+                                 alpha * docs.degree + beta)
             S = C @ A
-        factors["S"] = S
+        factors.S = S
 
     def _finish(self, factors, ctx):
-        P, S, r = factors["P"], factors["S"], factors["r"]
+        P, S, r = factors.P, factors.S, factors.r
         V = S * r
         normalize_basis(P, V)
         self.components_ = P.T
         self.scaling_ = r
         return V
-
-
-
-
-def check_partial_labels(y, n):
-    """``y`` as integer codes with -1 for unlabelled documents (None: all unlabelled)."""
-    if y is None:
-        return np.full(n, -1, dtype=np.intp)
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size != n:
-        raise InvalidInputError(f"y has shape {y.shape}; expected one label per document ({n})")
-    if y.dtype == object:
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
-            pass
-    if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)) or np.any(
-            y != np.round(y)):
-        raise InvalidInputError("Unknown label type: y must hold integer class codes, with -1 "
-                                "for unlabelled documents; encode text labels first (e.g. "
-                                "np.unique(..., return_inverse=True))")
-    y = y.astype(np.intp)
-    if np.any(y < -1):
-        raise InvalidInputError(f"y has the negative code {y.min()}; use -1 for unlabelled "
-                                "documents and codes ≥ 0 for classes")
-    return y

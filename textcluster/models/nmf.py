@@ -7,19 +7,65 @@ the k × k Gram matrices, so no dense n × m matrix is ever formed. Memory: O(nn
 plus the sparse kNN graph for GNMF.
 """
 
+from __future__ import annotations
+
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 
-
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
-from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
+from ._base import (
+    EPS,
+    Context,
+    Factors,
+    FactorizationModel,
+    Seed,
+    check_custom_factor,
+    extend,
+    shared_parameters,
+)
 from ._linalg import SparseOperator
 from .baselines import LSIKMeans
-from .selection import SelectsGraphStrength, membership
+from .selection import GraphStrength, SelectsGraphStrength, membership
+
+
+# -- what the family prepares and iterates --------------------------------------------------
+@dataclass(kw_only=True)
+class NMFContext(Context):
+    """What the NMF family prepares: the data, for products and for LSA starts."""
+
+    X: SparseOperator
+    """The data factorized (after any NCW weighting), for threaded products."""
+    data: sp.csr_matrix | np.ndarray
+    """The same matrix, as a matrix."""
+    X_norm2: float
+    """``‖X‖²_F``."""
+
+
+@dataclass(kw_only=True)
+class GraphContext(GraphStrength, NMFContext):
+    """NMF's context with GNMF's document graph and graph strength."""
+
+    graph_off: bool = False
+    """The graph failed ``graph_check``: it is fitted with λ = 0."""
+
+
+@dataclass(kw_only=True)
+class NMFFactors(Factors):
+    """One start of ``X ≈ V Uᵀ``, with the products an update leaves for the next one."""
+
+    U: np.ndarray
+    """The basis (m × k)."""
+    V: np.ndarray
+    """The document factor (n × k)."""
+    VtV: np.ndarray | None = None
+    """``VᵀV`` of the current ``V``, left by the last update (None: not computed)."""
+    WV: np.ndarray | None = None
+    """``W V`` of the current ``V`` (graph models), left by the last update."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -204,68 +250,69 @@ class NMF(FactorizationModel):
         "ncw": ["boolean"],
     }
 
-    def __init__(self, n_components=8, *, ncw=False, max_iter=100, tol=0.0, n_init=10,
-                 init_iter=30, init="random", assign="kmeans", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, ncw: bool = False, max_iter: int = 100,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.ncw = ncw
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         if self.ncw:
             X = ncw_weighted(X)
         op = SparseOperator(X)
-        return {"X": op, "data": X, "X_norm2": op.squared_norm(), "dtype": X.dtype}
+        return NMFContext(X=op, data=X, X_norm2=op.squared_norm(), dtype=X.dtype)
 
     def _random_factors(self, ctx, rng):
-        n, m = ctx["X"].shape
+        n, m = ctx.X.shape
         k = self.n_components
-        U = rng.uniform(size=(m, k)).astype(ctx["dtype"])
-        V = rng.uniform(size=(n, k)).astype(ctx["dtype"])
+        U = rng.uniform(size=(m, k)).astype(ctx.dtype)
+        V = rng.uniform(size=(n, k)).astype(ctx.dtype)
         normalize_basis(U, V)
-        return {"U": U, "V": V}
+        return NMFFactors(U=U, V=V)
 
     def _lsa_start(self, ctx):
         """``init="lsa-kmeans"``: :meth:`_seeded_factors` from the clusters of LSA + k-means
         (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
         lsa = LSIKMeans(self.n_components, random_state=self.random_state)
-        return self._seeded_factors(ctx, lsa.fit(ctx["data"]).labels_)
+        return self._seeded_factors(ctx, lsa.fit(ctx.data).labels_)
 
     def _seeded_factors(self, ctx, labels):
         """A start from a clustering: the basis columns the unit-length cluster centroids, the
         document factor each document's product with them (plus 10⁻³ of its largest entry, so
         that the multiplicative updates can move every entry), at the least-squares scale."""
-        X, k = ctx["data"], self.n_components
+        X, k = ctx.data, self.n_components
         centroids = membership(labels, k).T @ X
         centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
-        U = np.ascontiguousarray(centroids.T, dtype=ctx["dtype"])
+        U = np.ascontiguousarray(centroids.T, dtype=ctx.dtype)
         U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
-        V = ctx["X"].dot(U)
+        V = ctx.X.dot(U)
         V += 1e-3 * V.max()
-        fit_scale(U, V, ctx)
-        return {"U": U, "V": V}
+        fit_scale(U, V, ctx.X)
+        return NMFFactors(U=U, V=V)
 
     def _custom_factors(self, ctx, W, H):
-        n, m = ctx["X"].shape
+        n, m = ctx.X.shape
         k = self.n_components
-        V = check_custom_factor("W", W, (n, k), ctx["dtype"])
-        U = check_custom_factor("H", H, (k, m), ctx["dtype"]).T.copy()
-        return {"U": U, "V": V}
+        V = check_custom_factor("W", W, (n, k), ctx.dtype)
+        U = check_custom_factor("H", H, (k, m), ctx.dtype).T.copy()
+        return NMFFactors(U=U, V=V)
 
     def _objective(self, factors, ctx):
-        U, V = factors["U"], factors["V"]
-        return reconstruction_error(ctx["X_norm2"], V, ctx["X"].dot(U), U.T @ U)
+        U, V = factors.U, factors.V
+        return reconstruction_error(ctx.X_norm2, V, ctx.X.dot(U), U.T @ U)
 
     def _update(self, factors, ctx):
-        # factors["VtV"]: VᵀV of the current V, computed for the objective, reused next time
-        U, V = factors["U"], factors["V"]
-        XU, UtU = multiplicative_step(ctx["X"], U, V, VtV=factors.pop("VtV", None))
-        factors["VtV"] = V.T @ V
-        return reconstruction_error(ctx["X_norm2"], V, XU, UtU, factors["VtV"])
+        # VᵀV of the new V serves the objective now and the next update
+        U, V = factors.U, factors.V
+        XU, UtU = multiplicative_step(ctx.X, U, V, VtV=factors.VtV)
+        factors.VtV = V.T @ V
+        return reconstruction_error(ctx.X_norm2, V, XU, UtU, factors.VtV)
 
     def _finish(self, factors, ctx):
-        U, V = factors["U"], factors["V"]
+        U, V = factors.U, factors.V
         normalize_basis(U, V)
         self.components_ = U.T
         return V
@@ -370,10 +417,11 @@ class GNMF(SelectsGraphStrength, NMF):
         "graph_check": ["boolean"],
     }
 
-    def __init__(self, n_components=8, *, lam="auto", n_neighbors=5, weighting="binary",
-                 scaling="unit-basis", graph_check=True, ncw=False, max_iter=100, tol=0.0,
-                 n_init=10, init_iter=30, init="random", assign="cosine", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+                 weighting: str = "binary", scaling: str = "unit-basis", graph_check: bool = True,
+                 ncw: bool = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,
+                 init_iter: int = 30, init: str = "random", assign: str = "cosine",
+                 n_assign_init: int = 20, random_state: Seed = None) -> None:
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
@@ -383,30 +431,35 @@ class GNMF(SelectsGraphStrength, NMF):
         self.scaling = scaling
         self.graph_check = graph_check
 
-    def _prepare(self, X, y, graph):
-        ctx = self._graph_context(X, y, graph)
-        self.lam_ = 0.0 if self._graph_off else self._fixed_lam()
-        self.lam_selection_ = None
-        return self._at_strength(ctx, self.lam_ or 0.0)
+    def _prepare(self, X, y, graph=None):
+        return self._fixed_strength(self._graph_context(X, y, graph))
 
     def _graph_context(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
         self.graph_ = W
-        self._check_graph(X, W)
+        graph_off = not self._check_graph(X, W)
         degree = np.asarray(W.sum(axis=1)).ravel()
-        return {**ctx, "W": W, "degree": degree, "lam_scale": self._lam_scale(degree)}
+        return extend(ctx, GraphContext, W=W, degree=degree, lam_scale=self._lam_scale(degree),
+                      graph_off=graph_off)
+
+    def _fixed_strength(self, ctx):
+        """``ctx`` at the λ given (0 when the graph is off); ``lam_`` None: to be chosen."""
+        self.lam_ = 0.0 if ctx.graph_off else self._fixed_lam()
+        self.lam_selection_ = None
+        return self._at_strength(ctx, self.lam_ or 0.0)
 
     def _check_graph(self, X, W):
-        """``graph_check``: fit without the graph (λ = 0) when it does not agree with X."""
-        self.graph_check_, self._graph_off = None, False
+        """``graph_check``: whether to use the graph (no: fit with λ = 0, and warn)."""
+        self.graph_check_ = None
         if self.graph_check:
             lift = graphs.edge_lift(X, W)
             self.graph_check_ = {"lift": lift, "passed": bool(lift >= MIN_EDGE_LIFT)}
             if not self.graph_check_["passed"]:
                 warnings.warn(GRAPH_FALLBACK.format(lift=lift, minimum=MIN_EDGE_LIFT),
                               UserWarning)
-                self._graph_off = True
+                return False
+        return True
 
     def _fixed_lam(self):
         """The λ given, the papers' fixed default for their scalings, or None (to choose)."""
@@ -421,29 +474,28 @@ class GNMF(SelectsGraphStrength, NMF):
     def _random_factors(self, ctx, rng):
         factors = super()._random_factors(ctx, rng)
         if self.scaling != "cai":
-            fit_scale(factors["U"], factors["V"], ctx)
+            fit_scale(factors.U, factors.V, ctx.X)
         return factors
 
     def _objective(self, factors, ctx):
-        return super()._objective(factors, ctx) + self._graph_products(factors["V"], ctx)[1]
+        return super()._objective(factors, ctx) + self._graph_products(factors.V, ctx)[1]
 
     def _graph_term(self, V, ctx):
         return self._graph_products(V, ctx)[1]
 
     def _graph_products(self, V, ctx):
         """``W V`` and ``λ tr(Vᵀ L V)`` (float64, see :func:`graph_term`)."""
-        smoothness, WV = graph_term(V, ctx["W"], ctx["degree"])
-        return WV, ctx["lam"] * smoothness
+        smoothness, WV = graph_term(V, ctx.W, ctx.degree)
+        return WV, ctx.lam * smoothness
 
     def _update(self, factors, ctx):
         # VᵀV and W V of the new V serve the objective now and the next update
-        U, V, W, degree = factors["U"], factors["V"], ctx["W"], ctx["degree"]
-        XU, UtU = multiplicative_step(ctx["X"], U, V, ctx["lam"], W, degree,
-                                      VtV=factors.pop("VtV", None), WV=factors.pop("WV", None),
-                                      unit_basis=self.scaling == "unit-basis")
+        U, V, W, degree = factors.U, factors.V, ctx.W, ctx.degree
+        XU, UtU = multiplicative_step(ctx.X, U, V, ctx.lam, W, degree, VtV=factors.VtV,
+                                      WV=factors.WV, unit_basis=self.scaling == "unit-basis")
         WV, graph_term = self._graph_products(V, ctx)
-        factors.update(VtV=V.T @ V, WV=WV.astype(V.dtype, copy=False))
-        return reconstruction_error(ctx["X_norm2"], V, XU, UtU, factors["VtV"]) + graph_term
+        factors.VtV, factors.WV = V.T @ V, WV.astype(V.dtype, copy=False)
+        return reconstruction_error(ctx.X_norm2, V, XU, UtU, factors.VtV) + graph_term
 
 
 DEFAULT_LAM = {"scale-free": 1e8, "cai": 100.0}  # fixed λ: the previous default; Cai's code
@@ -457,9 +509,10 @@ GRAPH_FALLBACK = (
 )
 
 
-def fit_scale(U, V, ctx):
-    """Scale ``V`` by the scalar that best fits ``X ≈ α V Uᵀ`` (least squares)."""
-    cross = np.vdot(V, ctx["X"].dot(U))
+def fit_scale(U, V, X):
+    """Scale ``V`` by the scalar that best fits ``X ≈ α V Uᵀ`` (least squares); ``X`` a
+    :class:`~textcluster.models._linalg.SparseOperator`."""
+    cross = np.vdot(V, X.dot(U))
     gram = np.vdot(U.T @ U, V.T @ V)
     V *= cross / max(gram, EPS)
 

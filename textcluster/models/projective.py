@@ -11,7 +11,7 @@ documents only through the document Gram matrix ``G = X Xᵀ`` (the paper's ``X�
 
 Products with a thin ``B`` are taken as ``X (Xᵀ B)``; ``G S`` with the n × n ``S`` of AGPNMF
 the same way, by column blocks, unless the dense BLAS-3 product is cheaper (small n, many
-non-zeros per document).
+non-zeros per document): :mod:`textcluster.models._gram`.
 
 The H-update. Paper 000's eq. 17 is derived with ``W = XH`` held fixed and a Lagrange
 multiplier substituted afterwards; it is not a majorization of the objective, and for
@@ -40,176 +40,89 @@ trial is rejected. Measured on three TDT2 draws, 100 iterations: PNMF NMI 0.995 
 0.990 / 0.987 / 0.684 for 300 plain iterations, in a third of the time.
 """
 
-from contextlib import nullcontext
+from __future__ import annotations
+
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_array
-from threadpoolctl import ThreadpoolController
 
 from .._compat import Interval, StrOptions
-from .._errors import InvalidInputError
-from ..graph import knn_graph
-from ._base import EPS, FactorizationModel, check_custom_factor, shared_parameters
+from ._base import (
+    EPS,
+    Context,
+    Factors,
+    FactorizationModel,
+    Seed,
+    check_custom_factor,
+    extend,
+    shared_parameters,
+)
 from ._codes import nonnegative_codes
+from ._gram import (
+    DataGram,
+    KernelGram,
+    check_start_graph,
+    cross_kernel,
+    graph_statistics,
+    graph_step,
+    kernel_matrix,
+    neighbourhood_support,
+    random_square,
+    scale_graph,
+)
 from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
 
 DEFAULT_GAMMA = 100.0  # scale-free γ of AGPNMF (see its docstring)
-ROW_BLOCK = 256  # rows of S per step of the elementwise S-update (a few MB: stays in cache)
-COLUMN_BLOCK = 64  # columns of S per sparse product X (Xᵀ S[:, J]) (S[:, J] stays in cache)
-# Measured on the project's two-core machine (shared, loaded), n = 3,000–9,494, k = 30:
-# a sparse × dense product ran at 1/12–1/25 of the multiply-adds per second of BLAS-3;
-# the n × n × n product ran 1.3–2× faster on 2 BLAS threads than on 1, while the n × n × k
-# products of the S-update ran 2.7× slower on 2 (0.71 s → 2.0–2.5 s per S-update at
-# n = 9,494), so they stay on the update loop's single BLAS thread.
-SPARSE_SLOWDOWN = 20.0  # BLAS-3 multiply-adds per second over sparse × dense ones
-BLAS3_THREADS = 2  # BLAS threads for the n × n × n products
-BLAS3_MIN_N = 2000  # below this, switching BLAS thread counts costs more than it gains
-_CONTROLLER = []
 
 
-def blas3_threads(n):
-    """Context in which BLAS uses ``BLAS3_THREADS`` threads, for an n × n × n product."""
-    if n < BLAS3_MIN_N or BLAS3_THREADS == 1:
-        return nullcontext()
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=BLAS3_THREADS, user_api="blas")
+# -- what the family prepares and iterates ----------------------------------------------------
+@dataclass(kw_only=True)
+class ProjectiveContext(Context):
+    """What PNMF prepares: the document Gram matrix (or a kernel) and the data."""
+
+    gram: DataGram | KernelGram
+    """``G = X Xᵀ``, or the kernel in its place."""
+    X: SparseOperator
+    """The data, for threaded products (the basis ``HᵀX``)."""
 
 
-# -- the Gram matrix: products with G = X Xᵀ or with a kernel K ---------------------------
-class DataGram:
-    """``G = X Xᵀ`` used through the sparse ``X``: ``G B = X (Xᵀ B)``.
+@dataclass(kw_only=True)
+class GraphProjectiveContext(ProjectiveContext):
+    """PNMF's context with AGPNMF's starting graph and graph weight."""
 
-    ``densify()`` stores the dense entries (n × n), which the S-update of AGPNMF reads."""
-
-    def __init__(self, X):
-        self.X = SparseOperator(X)
-        self.n = X.shape[0]
-        self.nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
-        self.dtype = X.dtype
-        self.trace = self.X.squared_norm()
-        self.entries = None
-        self._source = X
-
-    def dot(self, B):
-        """``G @ B`` for a thin ``B`` (n × k)."""
-        return self.X.dot(self.X.tdot(B))
-
-    def densify(self):
-        """Store the dense ``G`` (row blocks of ``X Xᵀ``: no second n × n temporary)."""
-        self.entries = dense_gram(self._source)
-        return self.entries
-
-    def sparse_pays(self):
-        """Whether ``X (Xᵀ S)`` (2·nnz·n sparse multiply-adds) beats the dense ``G S`` (n³
-        BLAS-3 ones, possible once ``G`` is stored)."""
-        return self.entries is None or self.n ** 2 > 2.0 * self.nnz * SPARSE_SLOWDOWN
-
-    def product(self, S, out):
-        """``out ← G S``, by column blocks ``X (Xᵀ S[:, J])`` or with the dense ``G``,
-        whichever is cheaper; returns ``Σ S ⊙ GS``."""
-        if not self.sparse_pays():
-            return dense_product(self.entries, S, out)
-        quad = 0.0
-        for start in range(0, S.shape[1], COLUMN_BLOCK):
-            cols = slice(start, start + COLUMN_BLOCK)
-            block = np.ascontiguousarray(S[:, cols])
-            XtS = self.X.tdot(block)
-            quad += float(np.vdot(XtS, XtS))  # ‖Xᵀ S_J‖² = Σ S_J ⊙ (G S_J)
-            out[:, cols] = self.X.dot(XtS)
-        return quad
+    start_graph: sp.csr_matrix | np.ndarray | None
+    """Where ``S`` starts (None: uniform random)."""
+    scale_start: bool
+    """Scale the starting ``S`` to the best fit (not for a caller's graph)."""
+    gamma: float
+    """The graph term's weight in the updates."""
 
 
-class KernelGram:
-    """A dense kernel matrix ``K`` (n × n) in place of ``X Xᵀ`` (paper 000, eqs. 18–21)."""
+@dataclass(kw_only=True)
+class ProjectiveFactors(Factors):
+    """One start of ``X ≈ H HᵀX``."""
 
-    def __init__(self, K):
-        self.entries = K
-        self.n = K.shape[0]
-        self.dtype = K.dtype
-        self.trace = float(np.trace(K, dtype=np.float64))
-
-    def dot(self, B):
-        return self.entries @ B
-
-    def product(self, S, out):
-        """``out ← K S`` (BLAS-3); returns ``Σ S ⊙ KS``."""
-        return dense_product(self.entries, S, out)
+    H: np.ndarray
+    """The document factor (n × k)."""
+    GH: np.ndarray
+    """``G H`` of the current ``H``."""
+    value: float | None = None
+    """The objective at the current ``H``, left by the last update (None: not computed)."""
 
 
-def dense_product(K, S, out):
-    """``out ← K S`` (BLAS-3 on ``BLAS3_THREADS``); returns ``Σ S ⊙ KS``."""
-    with blas3_threads(len(K)):
-        np.matmul(K, S, out=out)
-    return blockwise_vdot(S, out)
+@dataclass(kw_only=True)
+class GraphProjectiveFactors(ProjectiveFactors):
+    """One start of AGPNMF: PNMF's factors and the learned graph."""
 
-
-def dense_gram(X, rows=1024):
-    """``X Xᵀ`` as a dense array, computed by blocks of rows of ``X``."""
-    n = X.shape[0]
-    G = np.empty((n, n), dtype=X.dtype)
-    if not sp.issparse(X):
-        return np.matmul(X, X.T, out=G)
-    Xt = sp.csc_matrix(X.T)
-    for start in range(0, n, rows):
-        block = slice(start, start + rows)
-        G[block] = (X[block] @ Xt).toarray()
-    return G
-
-
-def blockwise_vdot(A, B, rows=ROW_BLOCK):
-    """``Σ A ⊙ B`` for two n × n arrays, accumulated in float64 over row blocks."""
-    return float(sum(np.vdot(A[i:i + rows], B[i:i + rows]) for i in range(0, len(A), rows)))
-
-
-# -- kernels (paper 000, section IV) --------------------------------------------------------
-def kernel_matrix(X, kernel, degree, coef0, sigma):
-    """The dense kernel between the rows of ``X`` and the width used (Gaussian only).
-
-    ``polynomial``: ``(⟨x_i, x_j⟩ + coef0)^degree``; ``gaussian``:
-    ``exp(−‖x_i − x_j‖² / (2σ²))``, σ = the mean distance between documents when None.
-    Built in place from ``X Xᵀ``: one n × n array."""
-    K = dense_gram(X)
-    if kernel == "polynomial":
-        K += coef0
-        np.power(K, degree, out=K)
-        return K, None
-    sq = np.diag(K).copy()
-    squared_distances(K, sq, sq)
-    if sigma is None:
-        sigma = mean_distance(K)
-    gaussian_map(K, sigma)
-    return K, sigma
-
-
-def squared_distances(G, sq_rows, sq_cols, rows=ROW_BLOCK):
-    """``G ← ‖x_i‖² + ‖y_j‖² − 2 G_ij``, clipped at 0, in place."""
-    for start in range(0, len(G), rows):
-        block = G[start:start + rows]
-        block *= -2.0
-        block += sq_rows[start:start + rows, None]
-        block += sq_cols[None, :]
-        np.maximum(block, 0.0, out=block)
-    return G
-
-
-def mean_distance(D2, rows=ROW_BLOCK):
-    """Mean Euclidean distance over pairs ``i ≠ j`` from squared distances (zero diagonal)."""
-    n = len(D2)
-    total = sum(float(np.sqrt(D2[i:i + rows]).sum(dtype=np.float64)) for i in range(0, n, rows))
-    return total / max(n * (n - 1), 1) if total > 0 else 1.0
-
-
-def gaussian_map(D2, sigma, rows=ROW_BLOCK):
-    """``D2 ← exp(−D2 / (2σ²))`` in place."""
-    for start in range(0, len(D2), rows):
-        block = D2[start:start + rows]
-        block *= -1.0 / (2.0 * sigma * sigma)
-        np.exp(block, out=block)
-    return D2
+    S: np.ndarray
+    """The learned graph (n × n, dense)."""
+    GS: np.ndarray
+    """``G S`` of the current ``S``."""
+    quad: float
+    """``Σ S ⊙ GS``."""
 
 
 # -- the math: small pure functions ---------------------------------------------------------
@@ -252,70 +165,15 @@ def projection_step(H, ratio, evaluate, current, accelerate):
     return H, value, cache
 
 
-def update_graph_rows(S, GS, G, H_rows, H, d_rows, d, gamma, alpha, beta, work):
-    """``S ← S ⊙ (G + γ/2 HHᵀ) / (GS + αS + γ/4 (d_i + d_j) + β/2)`` on a block of rows.
-
-    Paper 000, eq. 16 (a majorization step, as printed); ``d`` is ``diag(HHᵀ)``. ``GS`` (the
-    block of ``G S``) is overwritten; ``work`` is scratch of the block's shape."""
-    np.multiply(S, alpha, out=work)
-    GS += work
-    GS += (0.25 * gamma * d_rows + 0.5 * beta)[:, None]
-    if gamma > 0:
-        GS += (0.25 * gamma * d)[None, :]
-    np.maximum(GS, EPS, out=GS)
-    if gamma > 0:
-        np.matmul(H_rows, H.T, out=work)
-        work *= 0.5 * gamma
-        work += G
-        numerator = work
-    else:
-        numerator = G
-    S *= np.divide(numerator, GS, out=GS)
-
-
-def graph_step(S, GS, G, H, gamma, alpha, beta, rows=ROW_BLOCK):
-    """One S-update (eq. 16) over blocks of rows, fused with what the H-step and the
-    objective read from the new S: ``R H``, the degrees ``D``, ``Σ G⊙S``, ``‖S‖²``, ``Σ S``."""
-    n = S.shape[0]
-    d = np.einsum("ij,ij->i", H, H)
-    SH, StH = np.empty_like(H), np.zeros_like(H)
-    row_sums, col_sums = np.empty(n), np.zeros(n)
-    cross = squares = 0.0
-    work = np.empty((min(rows, n), n), dtype=S.dtype)
-    for start in range(0, n, rows):
-        I = slice(start, start + rows)
-        S_I = S[I]
-        update_graph_rows(S_I, GS[I], G[I], H[I], H, d[I], d, gamma, alpha, beta,
-                          work[:len(S_I)])
-        cross += float(np.vdot(G[I], S_I))
-        squares += float(np.vdot(S_I, S_I))
-        row_sums[I] = S_I.sum(axis=1)
-        col_sums += S_I.sum(axis=0)
-        SH[I] = S_I @ H
-        StH += S_I.T @ H[I]
-    return {"RH": 0.5 * (SH + StH), "degree": (0.5 * (row_sums + col_sums)).astype(H.dtype),
-            "cross": cross, "squares": squares, "total": float(row_sums.sum())}
-
-
-def graph_statistics(S, G, rows=ROW_BLOCK):
-    """``Σ G⊙S``, ``‖S‖²``, ``Σ S`` and the degrees of ``R = (S + Sᵀ)/2`` (no update)."""
-    n = S.shape[0]
-    row_sums, col_sums = np.empty(n), np.zeros(n)
-    cross = squares = 0.0
-    for start in range(0, n, rows):
-        I = slice(start, start + rows)
-        cross += float(np.vdot(G[I], S[I]))
-        squares += float(np.vdot(S[I], S[I]))
-        row_sums[I] = S[I].sum(axis=1)
-        col_sums += S[I].sum(axis=0)
-    return {"cross": cross, "squares": squares, "total": float(row_sums.sum()),
-            "degree": 0.5 * (row_sums + col_sums)}
-
-
 def graph_smoothness(H, SH, degree):
     """``tr(HᵀLH) = Σ_i D_i ‖h_i‖² − tr(HᵀSH)``, ``L = D − (S + Sᵀ)/2`` (eq. 9)."""
     H64 = H.astype(np.float64, copy=False)
     return float(np.einsum("i,ij,ij->", degree, H64, H64) - np.vdot(H64, SH))
+
+
+def basis_norms(H, GH):
+    """The norms ``‖(HᵀX)_c‖ = √(h_cᵀ G h_c)`` of the basis vectors (at least √EPS)."""
+    return np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
 
 
 def scale_to_fit(H, GH):
@@ -365,56 +223,55 @@ class PNMF(FactorizationModel):
     _parameter_constraints = {**FactorizationModel._parameter_constraints,
                               "accelerate": ["boolean"]}
 
-    def __init__(self, n_components=8, *, accelerate=True, max_iter=100, tol=0.0, n_init=10,
-                 init_iter=30, init="random", assign="kmeans", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, accelerate: bool = True, max_iter: int = 100,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.accelerate = accelerate
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         gram = DataGram(X)
-        return {"gram": gram, "X": gram.X, "dtype": X.dtype}
+        return ProjectiveContext(gram=gram, X=gram.X, dtype=X.dtype)
 
     def _random_factors(self, ctx, rng):
-        n, k = ctx["gram"].n, self.n_components
-        H = rng.uniform(size=(n, k)).astype(ctx["dtype"])
-        GH = ctx["gram"].dot(H)
+        n, k = ctx.gram.n, self.n_components
+        H = rng.uniform(size=(n, k)).astype(ctx.dtype)
+        GH = ctx.gram.dot(H)
         scale_to_fit(H, GH)
-        return {"H": H, "GH": GH}
+        return ProjectiveFactors(H=H, GH=GH)
 
     def _custom_factors(self, ctx, W, H):
-        n, m = ctx["X"].shape
+        n, m = ctx.X.shape
         k = self.n_components
         if H is not None:
-            check_custom_factor("H", H, (k, m), ctx["dtype"])
-        H = check_custom_factor("W", W, (n, k), ctx["dtype"])
-        return {"H": H, "GH": ctx["gram"].dot(H)}
+            check_custom_factor("H", H, (k, m), ctx.dtype)
+        H = check_custom_factor("W", W, (n, k), ctx.dtype)
+        return ProjectiveFactors(H=H, GH=ctx.gram.dot(H))
 
     def _objective(self, factors, ctx):
-        H, GH = factors["H"], factors["GH"]
-        return projective_error(ctx["gram"].trace, H, GH)
+        return projective_error(ctx.gram.trace, factors.H, factors.GH)
 
     def _update(self, factors, ctx):
-        H, GH, gram = factors["H"], factors["GH"], ctx["gram"]
+        H, GH, gram = factors.H, factors.GH, ctx.gram
 
         def evaluate(H):
             GH = gram.dot(H)
             return projective_error(gram.trace, H, GH), GH
 
-        current = factors.pop("value", None)  # the last step's objective, at this H and GH
+        current = factors.value  # the last step's objective, at this H and GH
         if current is None:
             current = self._objective(factors, ctx)
-        factors["H"], value, factors["GH"] = projection_step(
+        factors.H, factors.value, factors.GH = projection_step(
             H, projection_ratio(H, GH), evaluate, current, self.accelerate)
-        factors["value"] = value
-        return value
+        return factors.value
 
     def _finish(self, factors, ctx):
-        H, GH = factors["H"], factors["GH"]
-        scale = np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
-        basis = ctx["X"].tdot(H).T
+        H = factors.H
+        scale = basis_norms(H, factors.GH)
+        basis = ctx.X.tdot(H).T
         basis /= np.maximum(np.linalg.norm(basis, axis=1), EPS)[:, None].astype(H.dtype)
         self.components_ = basis
         return H * scale
@@ -514,10 +371,12 @@ class AGPNMF(PNMF):
         "scaling": [StrOptions({"scale-free", "paper"})],
     }
 
-    def __init__(self, n_components=8, *, gamma=DEFAULT_GAMMA, alpha=0.01, beta=0.01,
-                 start_graph="knn", n_neighbors=10, scaling="scale-free", self_loops=False,
-                 accelerate=True, max_iter=100, tol=0.0, n_init=1, init_iter=30,
-                 init="random", assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, gamma: float = DEFAULT_GAMMA,
+                 alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
+                 n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
+                 accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,
+                 init_iter: int = 30, init: str = "random", assign: str = "kmeans",
+                 n_assign_init: int = 20, random_state: Seed = None) -> None:
         super().__init__(n_components, accelerate=accelerate, max_iter=max_iter, tol=tol,
                          n_init=n_init, init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
@@ -530,7 +389,7 @@ class AGPNMF(PNMF):
         self.self_loops = self_loops
 
     # -- preparation ----------------------------------------------------------------------
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         given = graph is not None
         self._require_memory(X, given and not sp.issparse(graph))
         gram = self._gram(X)
@@ -543,8 +402,8 @@ class AGPNMF(PNMF):
         gamma = self.gamma
         if self.scaling == "scale-free":
             gamma *= gram.trace / self.n_components
-        return {"gram": gram, "X": SparseOperator(X), "dtype": X.dtype, "start_graph": start,
-                "scale_start": not given, "gamma": gamma}
+        return GraphProjectiveContext(gram=gram, X=SparseOperator(X), dtype=X.dtype,
+                                      start_graph=start, scale_start=not given, gamma=gamma)
 
     def _gram(self, X):
         gram = DataGram(X)
@@ -580,44 +439,44 @@ class AGPNMF(PNMF):
         return state if isinstance(state, Integral) else 0
 
     def _with_graph(self, factors, ctx, rng):
-        gram = ctx["gram"]
-        start = ctx["start_graph"]
+        gram = ctx.gram
+        start = ctx.start_graph
         if start is None:
-            S = random_square(rng, gram.n, ctx["dtype"])
+            S = random_square(rng, gram.n, ctx.dtype)
         else:
             S = start.toarray() if sp.issparse(start) else start.copy()
         if not self.self_loops:
             np.fill_diagonal(S, 0.0)
         GS = np.empty_like(S)
         quad = gram.product(S, GS)
-        if ctx["scale_start"]:
+        if ctx.scale_start:
             quad = scale_graph(S, GS, quad, gram.entries, self.alpha)
-        return {**factors, "S": S, "GS": GS, "quad": quad}
+        return extend(factors, GraphProjectiveFactors, S=S, GS=GS, quad=quad)
 
     # -- iteration ------------------------------------------------------------------------
     def _objective(self, factors, ctx):
-        stats = graph_statistics(factors["S"], ctx["gram"].entries)
+        stats = graph_statistics(factors.S, ctx.gram.entries)
         return self._total(factors, ctx, stats)
 
     def _total(self, factors, ctx, stats):
         """Objective (eq. 15) from the cached ``G H``, ``Σ S⊙GS`` and ``stats`` of ``S``."""
-        H, S = factors["H"], factors["S"]
+        H, S = factors.H, factors.S
         value = super()._objective(factors, ctx) + self._graph_terms(factors, ctx, stats)
-        if ctx["gamma"] > 0:
-            value += ctx["gamma"] * graph_smoothness(H, S @ H, stats["degree"])
+        if ctx.gamma > 0:
+            value += ctx.gamma * graph_smoothness(H, S @ H, stats["degree"])
         return value
 
     def _graph_terms(self, factors, ctx, stats):
         """The terms without ``H``: ``‖X − SᵀX‖² + α tr(SᵀS) + β ‖S‖₁``."""
-        value = max(ctx["gram"].trace - 2.0 * stats["cross"] + factors["quad"], 0.0)
+        value = max(ctx.gram.trace - 2.0 * stats["cross"] + factors.quad, 0.0)
         return value + self.alpha * stats["squares"] + self.beta * stats["total"]
 
     def _update(self, factors, ctx):
-        H, S, GS, gram = factors["H"], factors["S"], factors["GS"], ctx["gram"]
-        gamma = ctx["gamma"]
+        H, S, GS, gram = factors.H, factors.S, factors.GS, ctx.gram
+        gamma = ctx.gamma
         stats = graph_step(S, GS, gram.entries, H, gamma, self.alpha, self.beta)
-        factors["quad"] = gram.product(S, GS)  # G S of the new S: objective and next S-step
-        degree, RH, GH = stats["degree"], stats["RH"], factors["GH"]
+        factors.quad = gram.product(S, GS)  # G S of the new S: objective and next S-step
+        degree, RH, GH = stats["degree"], stats["RH"], factors.GH
 
         def evaluate(H):  # the terms with H; tr(HᵀSH) = tr(HᵀRH)
             GH = gram.dot(H)
@@ -630,66 +489,13 @@ class AGPNMF(PNMF):
         if gamma > 0:
             current += gamma * graph_smoothness(H, RH, degree)
         ratio = projection_ratio(H, GH, gamma, degree, RH)
-        factors["H"], value, factors["GH"] = projection_step(H, ratio, evaluate, current,
-                                                             self.accelerate)
+        factors.H, value, factors.GH = projection_step(H, ratio, evaluate, current,
+                                                       self.accelerate)
         return value + self._graph_terms(factors, ctx, stats)
 
     def _finish(self, factors, ctx):
-        self.graph_ = factors["S"]
+        self.graph_ = factors.S
         return super()._finish(factors, ctx)
-
-
-def random_square(rng, n, dtype, rows=ROW_BLOCK):
-    """Uniform random n × n array, drawn by rows (no float64 n × n temporary)."""
-    S = np.empty((n, n), dtype=dtype)
-    for start in range(0, n, rows):
-        block = S[start:start + rows]
-        block[...] = rng.uniform(size=block.shape)
-    return S
-
-
-def scale_graph(S, GS, quad, G, alpha):
-    """Scale ``S`` (and ``G S``) by the scalar that best fits ``X ≈ S X`` with the ridge α."""
-    cross = graph_statistics(S, G)["cross"]
-    squares = blockwise_vdot(S, S)
-    denominator = quad + alpha * squares
-    if cross <= 0 or denominator <= 0:
-        return quad
-    c = cross / denominator
-    S *= c
-    GS *= c
-    return quad * c * c
-
-
-def neighbourhood_support(X, n_neighbors):
-    """The starting ``S``: the cosine kNN graph of the documents (sparse), the neighbourhoods
-    in which LLE (paper 000, eq. 10) reconstructs each document."""
-    k = min(n_neighbors, X.shape[0] - 1)
-    if k < 1:
-        return sp.csr_matrix((X.shape[0], X.shape[0]), dtype=X.dtype)
-    return knn_graph(X, k, weighting="cosine").astype(X.dtype)
-
-
-def check_start_graph(graph, n, dtype):
-    """A caller's starting graph S: n × n, finite, non-negative; sparse stays sparse (CSR),
-    dense is copied."""
-    if sp.issparse(graph):
-        S = check_array(graph, accept_sparse="csr", dtype=dtype, ensure_all_finite=True)
-        S = sp.csr_matrix(S)
-        smallest = S.data.min() if S.nnz else 0.0
-    else:
-        S = check_array(graph, dtype=dtype, copy=True, ensure_all_finite=True)
-        smallest = S.min()
-    if S.shape != (n, n):
-        raise InvalidInputError(
-            f"the starting graph has shape {S.shape} but there are n={n} documents; pass an "
-            "n × n matrix (one row and one column per document, in document order)"
-        )
-    if smallest < 0:
-        raise InvalidInputError(
-            f"the starting graph has negative weights (smallest {smallest:g}); use weights ≥ 0"
-        )
-    return S
 
 
 @shared_parameters
@@ -735,23 +541,7 @@ class KernelAGPNMF(AGPNMF):
         Constant of the polynomial kernel.
     sigma : float > 0 or None, default=None
         Width σ of the Gaussian kernel; None: the mean distance between the documents.
-    gamma : float ≥ 0, default=100.0
-        Weight γ of the graph term, scale-free (paper: 0.01 unscaled); 0 decouples ``H``
-        from ``S``: the H-iterates are those of :class:`PNMF`.
-    alpha : float ≥ 0, default=0.01
-        Weight α of ``tr(SᵀS)`` (the paper's value).
-    beta : float ≥ 0, default=0.01
-        Weight β of ``‖S‖₁`` (the paper's value).
-    start_graph : {"knn", "random"}, default="knn"
-        Where ``S`` starts (see above).
-    n_neighbors : int ≥ 1, default=10
-        Neighbours per document of the kNN start.
-    scaling : {"scale-free", "paper"}, default="scale-free"
-        How γ is read (see Defaults).
-    self_loops : bool, default=False
-        Let ``S`` have a diagonal (see above).
-    accelerate : bool, default=True
-        Try the unrooted step first, as in :class:`PNMF`.
+    {inherited parameters}
     {loop parameters}
 
     Attributes
@@ -768,11 +558,13 @@ class KernelAGPNMF(AGPNMF):
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, n_components=8, *, kernel="polynomial", degree=2, coef0=0.0, sigma=None,
-                 gamma=DEFAULT_GAMMA, alpha=0.01, beta=0.01, start_graph="knn", n_neighbors=10,
-                 scaling="scale-free", self_loops=False, accelerate=True, max_iter=100,
-                 tol=0.0, n_init=1, init_iter=30, init="random", assign="kmeans",
-                 n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, kernel: str = "polynomial", degree: int = 2,
+                 coef0: float = 0.0, sigma: float | None = None, gamma: float = DEFAULT_GAMMA,
+                 alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
+                 n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
+                 accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,
+                 init_iter: int = 30, init: str = "random", assign: str = "kmeans",
+                 n_assign_init: int = 20, random_state: Seed = None) -> None:
         super().__init__(n_components, gamma=gamma, alpha=alpha, beta=beta,
                          start_graph=start_graph, n_neighbors=n_neighbors, scaling=scaling,
                          self_loops=self_loops, accelerate=accelerate, max_iter=max_iter,
@@ -794,8 +586,8 @@ class KernelAGPNMF(AGPNMF):
 
     def _finish(self, factors, ctx):
         embedding = super()._finish(factors, ctx)
-        H, GH = factors["H"], factors["GH"]
-        scale = np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
+        H, GH = factors.H, factors.GH
+        scale = basis_norms(H, GH)
         self.basis_coef_ = H / scale  # feature-space basis Φ H / ‖Φ H‖ (unit columns)
         self.basis_gram_ = self.basis_coef_.T @ GH / scale
         return embedding
@@ -803,23 +595,5 @@ class KernelAGPNMF(AGPNMF):
     def _transform(self, X):
         if self.kernel == "linear":
             return super()._transform(X)
-        cross = self._cross_kernel(X) @ self.basis_coef_.astype(X.dtype)
-        return nonnegative_codes(cross, self.basis_gram_)
-
-    def _cross_kernel(self, X):
-        """Kernel between new documents (rows) and the fitted ones (columns), dense."""
-        G = X @ self.X_fit_.T
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        G = G.astype(X.dtype, copy=False)
-        if self.kernel == "polynomial":
-            return (G + self.coef0) ** self.degree
-        sq_new = row_squares(X)
-        sq_fit = row_squares(self.X_fit_).astype(X.dtype)
-        return gaussian_map(squared_distances(G, sq_new, sq_fit), self.sigma_)
-
-
-def row_squares(X):
-    """Squared L2 norm of each row of a sparse or dense matrix."""
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
+        kernel = cross_kernel(X, self.X_fit_, self.kernel, self.degree, self.coef0, self.sigma_)
+        return nonnegative_codes(kernel @ self.basis_coef_.astype(X.dtype), self.basis_gram_)

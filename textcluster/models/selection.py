@@ -35,8 +35,10 @@ graph-led fits and k-means on each candidate, 2.4–2.7 times one fixed-λ GNMF 
 (benchmarks/bench_lam_selection.py).
 """
 
+from __future__ import annotations
+
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,28 +121,42 @@ def choose(candidates, graph_led=None, stability=None, tolerance=COHESION_TOLERA
     return pick
 
 
+@dataclass(kw_only=True)
+class GraphStrength:
+    """The document graph of a model's context, and the strength the updates use it at."""
+
+    W: sp.csr_matrix
+    """The document graph (n × n, sparse)."""
+    degree: np.ndarray
+    """Its degrees (row sums)."""
+    lam_scale: float
+    """Factor from λ as given to the graph term's weight in the updates."""
+    lam: float = 0.0
+    """The graph term's weight in the updates: λ · ``lam_scale``."""
+
+
 class SelectsGraphStrength:
     """The λ selection of a graph-regularized factorization model (see the module docstring).
 
-    The model sets ``self.lam_`` in ``_prepare`` (the λ to use, or None to choose it) and its
-    context holds ``data`` (the matrix factorized), ``W`` (the document graph), ``lam`` (the
-    weight in the updates) and ``lam_scale`` (λ as given → that weight). It provides
-    ``_lsa_start``, ``_custom_factors``, ``_random_factors``, ``_best_start``, ``_update`` and
-    ``_objective`` (:class:`~textcluster.models._base.FactorizationModel`'s protocol)."""
+    The model sets ``self.lam_`` in ``_prepare`` (the λ to use, or None to choose it); its
+    context is a :class:`GraphStrength` with ``data`` (the matrix factorized), and its factors
+    have the document factor ``V``. It provides ``_lsa_start``, ``_custom_factors``,
+    ``_random_factors``, ``_best_start``, ``_update`` and ``_objective``
+    (:class:`~textcluster.models._base.FactorizationModel`'s hooks)."""
 
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
             return super()._fit_factors(ctx, W, H)
         with threadpool_limits(limits=1, user_api="blas"):
-            unit_rows = normalize(ctx["data"])
+            unit_rows = normalize(ctx.data)
             runs = list(self._lam_path(ctx, W, H))
-            path = [self._score(setting, f, unit_rows, ctx["W"]) for setting, f, _ in runs]
+            path = [self._score(setting, f, unit_rows, ctx.W) for setting, f, _ in runs]
             graph_led = stability = None
             if self.init != "custom":  # the graph-led fits need random starts
                 setting, factors, history, stability = self._graph_led(ctx)
                 runs.append((setting, factors, history))
                 graph_led = self._score({**setting, "stability": stability}, factors,
-                                        unit_rows, ctx["W"])
+                                        unit_rows, ctx.W)
             setting, factors, history = runs[choose(path, graph_led, stability)]
             self.lam_ = setting["lam"]
             scored = path + ([graph_led] if graph_led else [])
@@ -148,14 +164,13 @@ class SelectsGraphStrength:
             # the clustering the rule vouched for is returned as scored: more iterations at a
             # graph strength move it on (ANMF on LA Times 1: NMI 0.55 as scored, 0.38 after
             # 80 more iterations); the history is that of its own run at its λ
-            ctx.update(self._at_strength(ctx, self.lam_))
             self._record(history, converged=True)  # (a fixed number of iterations per λ)
         return factors
 
     def _at_strength(self, ctx, lam):
         """The context with the graph strength λ (as given: ``lam_scale`` maps it to the
         weight in the updates)."""
-        return {**ctx, "lam": lam * ctx["lam_scale"]}
+        return replace(ctx, lam=lam * ctx.lam_scale)
 
     def _lam_path(self, ctx, W, H):
         """``(setting, factors, history)`` along ``LAM_PATH``, warm-started from the LSA +
@@ -170,8 +185,7 @@ class SelectsGraphStrength:
             history = [self._objective(factors, step)]
             n_iter = min(PATH_STEP_ITER if i else PATH_FIRST_ITER, self.max_iter)
             run_updates(self._update, factors, step, n_iter, 0.0, history)
-            yield ({"lam": lam, "start": start}, {k: v.copy() for k, v in factors.items()},
-                   history)
+            yield {"lam": lam, "start": start}, factors.copy(), history
 
     def _graph_led(self, ctx):
         """The graph-led candidate: ``GRAPH_LED_STARTS`` fits of ``max_iter`` iterations at
@@ -191,7 +205,7 @@ class SelectsGraphStrength:
         return {"lam": GRAPH_LED_LAM, "start": "random"}, factors, history, stability
 
     def _labels(self, factors):
-        return assign_clusters(factors["V"], self.n_components, method=self.assign,
+        return assign_clusters(factors.V, self.n_components, method=self.assign,
                                n_init=SELECTION_ASSIGN_INIT, random_state=self.random_state)
 
     def _score(self, setting, factors, unit_rows, W):

@@ -14,17 +14,24 @@ they get the same representation. ``A`` is never formed densely: it is stored as
 ``Z`` each document reads (:class:`LabelConstraint`).
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
-from ._base import EPS, check_custom_factor, shared_parameters
+from ._base import EPS, Seed, check_custom_factor, extend, shared_parameters
 from .nmf import (
     GNMF,
     NMF,
+    GraphContext,
+    NMFContext,
+    NMFFactors,
     fit_scale,
     normalize_basis,
     reconstruction_error,
@@ -159,48 +166,96 @@ def update_documents_discriminative(V, XU, UtU, labelled, targets, A, alpha):
     V *= np.divide(numerator, denominator, out=denominator)
 
 
+# -- what the models prepare and iterate ----------------------------------------------------
+@dataclass(kw_only=True)
+class LabelledContext(NMFContext):
+    """NMF's context with CNMF's label constraint."""
+
+    constraint: LabelConstraint
+    """Which row of ``Z`` each document reads (``V = A Z``)."""
+
+
+@dataclass(kw_only=True)
+class LabelledGraphContext(GraphContext, LabelledContext):
+    """GNMF's context with the label constraint and GSNMFC's ridge on the basis."""
+
+    beta: float = 0.0
+    """The weight of ``‖U‖²_F`` in the updates."""
+
+
+@dataclass(kw_only=True)
+class DNMFContext(NMFContext):
+    """NMF's context with DNMF's labels."""
+
+    labelled: np.ndarray
+    """Indices of the labelled documents."""
+    targets: np.ndarray
+    """Their class indicators ``Qᵀ`` (l × c)."""
+    alpha: float
+    """The weight of the label term in the updates."""
+
+
+@dataclass(kw_only=True)
+class LabelledFactors(NMFFactors):
+    """One start of ``X ≈ A Z Uᵀ``: NMF's factors with ``V = A Z``."""
+
+    Z: np.ndarray
+    """The rows shared by the labelled documents of a class (n_rows × k)."""
+
+
+@dataclass(kw_only=True)
+class DNMFFactors(NMFFactors):
+    """One start of DNMF: NMF's factors and the label map."""
+
+    A: np.ndarray
+    """The map from the representation to the classes (c × k)."""
+
+
 # -- the estimators -----------------------------------------------------------------------
 class _LabelConstrained:
     """Factors ``U``, ``Z`` with ``V = A Z`` (CNMF's hard label constraint), for a base class
-    whose ``_prepare`` builds ``X``; the subclass supplies ``_update_basis``/``_update_z``."""
+    whose ``_prepare`` builds ``X``; the subclass supplies ``_update_basis``/``_update_z`` and
+    ``_labelled_context``, the base's context with the constraint."""
 
-    def _prepare(self, X, y, graph):
+    _labelled_context: ClassVar[type[LabelledContext]]
+
+    def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
-        ctx["constraint"] = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)
-        self.n_label_classes_ = ctx["constraint"].n_classes
-        return ctx
+        constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)
+        self.n_label_classes_ = constraint.n_classes
+        return extend(ctx, self._labelled_context, constraint=constraint)
 
     def _random_factors(self, ctx, rng):
-        n, m = ctx["X"].shape
-        k, constraint = self.n_components, ctx["constraint"]
-        U = rng.uniform(size=(m, k)).astype(ctx["dtype"])
-        Z = rng.uniform(size=(constraint.n_rows, k)).astype(ctx["dtype"])
+        n, m = ctx.X.shape
+        k, constraint = self.n_components, ctx.constraint
+        U = rng.uniform(size=(m, k)).astype(ctx.dtype)
+        Z = rng.uniform(size=(constraint.n_rows, k)).astype(ctx.dtype)
         normalize_basis(U, Z)
         return self._scaled_start(U, Z, ctx)
 
     def _scaled_start(self, U, Z, ctx):
-        return {"U": U, "Z": Z, "V": ctx["constraint"].expand(Z)}
+        return LabelledFactors(U=U, Z=Z, V=ctx.constraint.expand(Z))
 
     def _custom_factors(self, ctx, W, H):
-        n, m = ctx["X"].shape
+        n, m = ctx.X.shape
         k = self.n_components
-        V = check_custom_factor("W", W, (n, k), ctx["dtype"])
-        U = check_custom_factor("H", H, (k, m), ctx["dtype"]).T.copy()
-        Z = ctx["constraint"].mean(V).astype(ctx["dtype"])
-        return {"U": U, "Z": Z, "V": ctx["constraint"].expand(Z)}
+        V = check_custom_factor("W", W, (n, k), ctx.dtype)
+        U = check_custom_factor("H", H, (k, m), ctx.dtype).T.copy()
+        Z = ctx.constraint.mean(V).astype(ctx.dtype)
+        return LabelledFactors(U=U, Z=Z, V=ctx.constraint.expand(Z))
 
     def _update(self, factors, ctx):
-        U, X = factors["U"], ctx["X"]
-        self._update_basis(U, factors["V"], X.tdot(factors["V"]), ctx)
+        U, X = factors.U, ctx.X
+        self._update_basis(U, factors.V, X.tdot(factors.V), ctx)
         XU, UtU = X.dot(U), U.T @ U
         self._update_z(factors, XU, UtU, ctx)
         return self._objective_after(factors, XU, UtU, ctx)
 
     def _finish(self, factors, ctx):
-        U, Z = factors["U"], factors["Z"]
+        U, Z = factors.U, factors.Z
         normalize_basis(U, Z)
         self.components_ = U.T
-        return ctx["constraint"].expand(Z)
+        return ctx.constraint.expand(Z)
 
 
 @shared_parameters
@@ -240,17 +295,18 @@ class ConstrainedNMF(_LabelConstrained, NMF):
     """
 
     semi_supervised = True
+    _labelled_context = LabelledContext
 
     def _update_basis(self, U, V, XtV, ctx):
         update_basis(U, V, XtV)
 
     def _update_z(self, factors, XU, UtU, ctx):
-        numerator, _, _ = constrained_update_terms(ctx["constraint"], XU)
-        update_documents(factors["Z"], numerator, UtU)
-        factors["V"] = ctx["constraint"].expand(factors["Z"])
+        numerator, _, _ = constrained_update_terms(ctx.constraint, XU)
+        update_documents(factors.Z, numerator, UtU)
+        factors.V = ctx.constraint.expand(factors.Z)
 
     def _objective_after(self, factors, XU, UtU, ctx):
-        return reconstruction_error(ctx["X_norm2"], factors["V"], XU, UtU)
+        return reconstruction_error(ctx.X_norm2, factors.V, XU, UtU)
 
 
 @shared_parameters
@@ -311,6 +367,7 @@ class GSNMFC(_LabelConstrained, GNMF):
     """
 
     semi_supervised = True
+    _labelled_context = LabelledGraphContext
 
     _parameter_constraints = {
         **GNMF._parameter_constraints,
@@ -318,49 +375,50 @@ class GSNMFC(_LabelConstrained, GNMF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components=8, *, lam="auto", beta=1e-3, n_neighbors=5,
-                 weighting="binary", scaling="scale-free", graph_check=True, ncw=False,
-                 max_iter=100, tol=0.0, n_init=10, init_iter=30, init="random",
-                 assign="kmeans", n_assign_init=20, random_state=None):
+    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", beta: float = 1e-3,
+                 n_neighbors: int = 5, weighting: str = "binary", scaling: str = "scale-free",
+                 graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
                          scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.beta = beta
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
-        scale = ctx["X_norm2"] / self.n_components if self.scaling == "scale-free" else 1.0
-        ctx["beta"] = self.beta * scale
-        return ctx
+        scale = ctx.X_norm2 / self.n_components if self.scaling == "scale-free" else 1.0
+        return replace(ctx, beta=self.beta * scale)
 
     def _scaled_start(self, U, Z, ctx):
-        constraint = ctx["constraint"]
+        constraint = ctx.constraint
         V = constraint.expand(Z)
         if self.scaling == "scale-free":
-            fit_scale(U, V, ctx)  # V = α A Z, so Z is α Z: read it off one document per row
+            fit_scale(U, V, ctx.X)  # V = α A Z, so Z is α Z: read it off one document per row
             Z = V[constraint.first]
-        return {"U": U, "Z": Z, "V": V}
+        return LabelledFactors(U=U, Z=Z, V=V)
 
     def _update_basis(self, U, V, XtV, ctx):
-        update_basis_ridge(U, V, XtV, ctx["beta"])
+        update_basis_ridge(U, V, XtV, ctx.beta)
 
     def _update_z(self, factors, XU, UtU, ctx):
         XU_mean, WV_mean, degree_mean = constrained_update_terms(
-            ctx["constraint"], XU, ctx["W"] @ factors["V"], ctx["degree"])
-        update_documents(factors["Z"], XU_mean, UtU, ctx["lam"], WV_mean, degree_mean)
-        factors["V"] = ctx["constraint"].expand(factors["Z"])
+            ctx.constraint, XU, ctx.W @ factors.V, ctx.degree)
+        update_documents(factors.Z, XU_mean, UtU, ctx.lam, WV_mean, degree_mean)
+        factors.V = ctx.constraint.expand(factors.Z)
 
     def _objective_after(self, factors, XU, UtU, ctx):
-        error = reconstruction_error(ctx["X_norm2"], factors["V"], XU, UtU)
-        return error + self._graph_term(factors["V"], ctx) + self._ridge_term(factors, ctx)
+        error = reconstruction_error(ctx.X_norm2, factors.V, XU, UtU)
+        return error + self._graph_term(factors.V, ctx) + self._ridge_term(factors, ctx)
 
     def _objective(self, factors, ctx):
         return super()._objective(factors, ctx) + self._ridge_term(factors, ctx)
 
     def _ridge_term(self, factors, ctx):
-        U = factors["U"]
-        return ctx["beta"] * float(np.vdot(U, U))
+        U = factors.U
+        return ctx.beta * float(np.vdot(U, U))
 
 
 @shared_parameters
@@ -420,15 +478,16 @@ class DNMF(NMF):
         "alpha": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components=8, *, alpha=0.1, ncw=False, max_iter=100, tol=0.0,
-                 n_init=10, init_iter=30, init="random", assign="kmeans", n_assign_init=20,
-                 random_state=None):
+    def __init__(self, n_components: int = 8, *, alpha: float = 0.1, ncw: bool = False,
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.alpha = alpha
 
-    def _prepare(self, X, y, graph):
+    def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
         codes = check_partial_labels(y, X.shape[0])
         labelled = np.flatnonzero(codes >= 0)
@@ -436,8 +495,8 @@ class DNMF(NMF):
         targets = np.zeros((labelled.size, n_classes), dtype=X.dtype)
         targets[np.arange(labelled.size), codes[labelled]] = 1.0
         self.n_label_classes_ = n_classes
-        alpha = self.alpha * ctx["X_norm2"] / X.shape[0]
-        return {**ctx, "labelled": labelled, "targets": targets, "alpha": alpha}
+        alpha = self.alpha * ctx.X_norm2 / X.shape[0]
+        return extend(ctx, DNMFContext, labelled=labelled, targets=targets, alpha=alpha)
 
     def _random_factors(self, ctx, rng):
         return self._with_label_map(super()._random_factors(ctx, rng), ctx)
@@ -446,22 +505,22 @@ class DNMF(NMF):
         return self._with_label_map(super()._custom_factors(ctx, W, H), ctx)
 
     def _with_label_map(self, factors, ctx):
-        factors["A"] = fit_label_map(factors["V"][ctx["labelled"]], ctx["targets"])
-        return factors
+        A = fit_label_map(factors.V[ctx.labelled], ctx.targets)
+        return extend(factors, DNMFFactors, A=A)
 
     def _label_term(self, factors, ctx):
-        V_l = factors["V"][ctx["labelled"]]
-        return ctx["alpha"] * label_misfit(ctx["targets"], V_l, factors["A"])
+        V_l = factors.V[ctx.labelled]
+        return ctx.alpha * label_misfit(ctx.targets, V_l, factors.A)
 
     def _objective(self, factors, ctx):
         return super()._objective(factors, ctx) + self._label_term(factors, ctx)
 
     def _update(self, factors, ctx):
-        U, V, X = factors["U"], factors["V"], ctx["X"]
+        U, V, X = factors.U, factors.V, ctx.X
         update_basis(U, V, X.tdot(V))
         XU, UtU = X.dot(U), U.T @ U
-        update_documents_discriminative(V, XU, UtU, ctx["labelled"], ctx["targets"],
-                                        factors["A"], ctx["alpha"])
-        factors["A"] = fit_label_map(V[ctx["labelled"]], ctx["targets"])
-        error = reconstruction_error(ctx["X_norm2"], V, XU, UtU)
+        update_documents_discriminative(V, XU, UtU, ctx.labelled, ctx.targets, factors.A,
+                                        ctx.alpha)
+        factors.A = fit_label_map(V[ctx.labelled], ctx.targets)
+        error = reconstruction_error(ctx.X_norm2, V, XU, UtU)
         return error + self._label_term(factors, ctx)
