@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 import _common as common
 
-from textcluster.models import AGPNMF, projective
+from textcluster.models import AGPNMF, _gram
 
 GAMMA = ALPHA = BETA = 0.01  # paper 000's setting
 
@@ -89,14 +89,14 @@ def textcluster_state(X, k, seed):
 
 
 def copy_factors(factors):
-    return {key: (value.copy() if isinstance(value, np.ndarray) else value)
-            for key, value in factors.items()}
+    """A fresh copy of a start (every array copied), so each sample starts from it."""
+    return factors.copy()
 
 
 def textcluster_iteration(model, ctx, factors):
     with common.limit_blas(1):  # as inside fit
         model._update(factors, ctx)
-    return factors["H"], factors["S"]
+    return factors.H, factors.S
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def time_contenders(X32, k, seed, repeats, rtol, log):
     model32, ctx32, start32 = textcluster_state(X32, k, seed)
     Xp = X64.T.toarray()  # the paper's X: terms × documents, dense
     XtX = Xp.T @ Xp
-    H0, S0 = start64["H"], start64["S"]
+    H0, S0 = start64.H, start64.S
     contenders = {
         "textcluster-float64": lambda: textcluster_iteration(model64, ctx64,
                                                              copy_factors(start64)),
@@ -183,7 +183,7 @@ def child_memory(path, contender, k, seed):
         model, ctx, factors = textcluster_state(X, k, seed)
         textcluster_iteration(model, ctx, factors)
     else:
-        S = projective.random_square(rng, X.shape[0], X.dtype)
+        S = _gram.random_square(rng, X.shape[0], X.dtype)
         Xp = X.T.toarray()
         XtX = Xp.T @ Xp
         (paper_iteration if contender == "paper-dense" else blas_iteration)(Xp, XtX, H, S)
@@ -212,8 +212,8 @@ def measure_memory(X32, k, seed, log):
 # -- report ---------------------------------------------------------------------------------------
 def agpnmf_machine_info():
     """The machine, and the thresholds AGPNMF's projective steps choose their products by."""
-    return {**common.machine_info(), "blas3_threads": projective.BLAS3_THREADS,
-            "sparse_slowdown": projective.SPARSE_SLOWDOWN}
+    return {**common.machine_info(), "blas3_threads": _gram.BLAS3.threads,
+            "sparse_slowdown": _gram.SPARSE_SLOWDOWN}
 
 
 def main(argv=None):

@@ -99,7 +99,7 @@ class SklearnContender:
 def build_gnmf_contenders(X, k, seed, iters, log):
     default = GNMF(n_components=k, random_state=seed)
     seconds, ctx = common.timed(default._prepare, X, None, None)
-    graph = ctx["W"]  # built once, shared by every GNMF row
+    graph = ctx.W  # built once, shared by every GNMF row
     log(f"kNN graph + GNMF context: {seconds:.1f} s (graph nnz {graph.nnz})")
     cai = GNMF(n_components=k, scaling="cai", random_state=seed)
     ctx_cai = cai._prepare(X, None, graph)

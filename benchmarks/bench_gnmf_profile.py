@@ -23,6 +23,8 @@ Output: tables of medians over ``--repeats`` on stdout; ``--json PATH`` also wri
 summary and machine information.
 """
 
+from dataclasses import fields, replace
+
 import numpy as np
 import scipy.sparse as sp
 import _common as common
@@ -200,11 +202,12 @@ def instrumented_update(model, factors, ctx, probe):
     """Run ``model._update`` once with every operation timed; returns its objective."""
     import textcluster.models.nmf as nmf_module
 
-    timed_factors = {key: _timed(value) for key, value in factors.items()}
-    timed_ctx = dict(ctx)
-    for key, value in ctx.items():
-        if sp.issparse(value) or isinstance(value, _linalg.SparseOperator):
-            timed_ctx[key] = _TimedOperand(value, "W" if key == "W" else key)
+    timed_factors = replace(factors, **{f.name: _timed(getattr(factors, f.name))
+                                        for f in fields(factors)})
+    timed_ctx = replace(ctx, **{
+        f.name: _TimedOperand(getattr(ctx, f.name), f.name) for f in fields(ctx)
+        if sp.issparse(getattr(ctx, f.name))
+        or isinstance(getattr(ctx, f.name), _linalg.SparseOperator)})
     patched_functions = {
         name: fn for name, fn in vars(nmf_module).items()
         if callable(fn) and getattr(fn, "__module__", None) == nmf_module.__name__
@@ -224,8 +227,13 @@ def instrumented_update(model, factors, ctx, probe):
         for name in patched_methods:
             delattr(model, name)
         TimedArray.probe = None
-    for key, value in timed_factors.items():  # copy back (the update may rebind arrays)
-        factors[key][...] = _plain(value)
+    for f in fields(factors):  # copy back (the update may rebind arrays or set caches)
+        value, target = _plain(getattr(timed_factors, f.name)), getattr(factors, f.name)
+        if isinstance(target, np.ndarray) and isinstance(value, np.ndarray) \
+                and target.shape == value.shape:
+            target[...] = value
+        else:
+            setattr(factors, f.name, value)
     probe.seconds["(whole instrumented _update)"] = total
     return float(objective)
 
@@ -323,13 +331,12 @@ def sparse_product_variants(X, k, seed, repeats):
 def profile_benchmark(args, X, log):
     model = GNMF(n_components=args.k, random_state=args.seed)
     seconds, ctx = common.timed(model._prepare, X, None, None)
-    log(f"kNN graph + GNMF context: {seconds:.1f} s (graph nnz {ctx['W'].nnz})")
+    log(f"kNN graph + GNMF context: {seconds:.1f} s (graph nnz {ctx.W.nnz})")
     n, m = X.shape
     factors = model._random_factors(ctx, np.random.RandomState(args.seed))
     model._update(factors, ctx)  # warm-up
     # the instrumentation must not change the result
-    plain = {key: value.copy() for key, value in factors.items()}
-    probed = {key: value.copy() for key, value in factors.items()}
+    plain, probed = factors.copy(), factors.copy()
     expected = model._update(plain, ctx)
     got = instrumented_update(model, probed, ctx, _Probe(n, m))
     if not np.isclose(expected, got, rtol=1e-9):

@@ -293,6 +293,65 @@ def test_custom_start_puts_each_class_at_the_mean_of_its_rows(cls):
         np.testing.assert_array_equal(factors.V[codes < 0], W[codes < 0])
 
 
+# -- the LSA + k-means start ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cls", SEMI)
+def test_lsa_kmeans_start_fits_with_labels(cls, dtype):
+    X, y = planted_corpus(n_per_class=30, n_classes=4, seed=36)
+    codes = partial_labels(y, 0.2, seed=1)
+    model = cls(4, init="lsa-kmeans", max_iter=60, n_assign_init=5, random_state=0)
+    V = model.fit_transform(X.astype(dtype), codes)
+    history = model.objective_history_
+    assert model.n_iter_ == 60 and np.all(np.isfinite(history))
+    rounding = 1e-10 if dtype == np.float64 else 1e-6  # float32: the objective's rounding
+    assert np.all(np.diff(history) <= rounding * history[0])
+    assert V.dtype == dtype and model.components_.dtype == dtype
+    assert V.min() >= 0 and model.components_.min() >= 0
+    labelled = codes >= 0
+    assert accuracy(codes[labelled], model.labels_[labelled]) == 1.0
+    assert nmi(y, model.labels_) > 0.9
+
+
+@pytest.mark.parametrize("cls", SEMI)
+def test_lsa_kmeans_start_is_nmfs_made_into_the_models_factors(cls):
+    X, y = planted_corpus(seed=37)
+    codes = partial_labels(y, 0.2)
+    model = cls(3, init="lsa-kmeans", random_state=0)
+    ctx = model._prepare(model._check_input(X, reset=True), codes, None)
+    start = model._lsa_start(ctx)
+    nmf = NMF(3, init="lsa-kmeans", random_state=0)
+    nmf_start = nmf._lsa_start(nmf._prepare(nmf._check_input(X, reset=True), None))
+    np.testing.assert_array_equal(start.U, nmf_start.U)
+    assert start.V.min() >= 0
+    if cls is DNMF:
+        np.testing.assert_array_equal(start.V, nmf_start.V)
+        labelled = np.flatnonzero(codes >= 0)
+        np.testing.assert_array_equal(start.A, fit_label_map(start.V[labelled],
+                                                             np.eye(3)[codes[labelled]]))
+        return
+    # each class at the mean of its rows of NMF's start, unlabelled rows as they were, all
+    # scaled by one factor (the least-squares scale of the constrained start)
+    means = nmf_start.V.copy()
+    for code in range(3):
+        means[codes == code] = nmf_start.V[codes == code].mean(axis=0)
+    scale = start.V[0, 0] / means[0, 0]
+    np.testing.assert_allclose(start.V, scale * means, rtol=1e-12)
+    np.testing.assert_array_equal(start.Z[ctx.constraint.rows], start.V)
+    ls_scale = np.vdot(means, X @ start.U) / np.vdot(start.U.T @ start.U, means.T @ means)
+    assert scale == pytest.approx(ls_scale, rel=1e-12)
+
+
+def test_lsa_kmeans_start_without_labels_is_nmfs_and_gnmfs():
+    X, _ = planted_corpus(seed=38)
+    params = {"init": "lsa-kmeans", "max_iter": 30, "n_assign_init": 5, "random_state": 4}
+    nmf = NMF(3, **params).fit(X)
+    assert_same_fit(ConstrainedNMF(3, **params).fit(X), nmf)
+    assert_same_fit(DNMF(3, **params).fit(X), nmf)
+    for scaling in ("scale-free", "cai"):
+        assert_same_fit(GSNMFC(3, beta=0.0, scaling=scaling, **params).fit(X),
+                        GNMF(3, scaling=scaling, assign="kmeans", **params).fit(X))
+
+
 # -- degenerate input ---------------------------------------------------------------------
 @pytest.mark.parametrize("cls", SEMI)
 def test_all_documents_labelled_zero_document_and_k_one_stay_finite(cls):

@@ -244,6 +244,20 @@ class _LabelConstrained:
         Z = ctx.constraint.mean(V).astype(ctx.dtype)
         return LabelledFactors(U=U, Z=Z, V=ctx.constraint.expand(Z))
 
+    def _lsa_start(self, ctx):
+        """``init="lsa-kmeans"``: NMF's start from the clusters of LSA + k-means
+        (:meth:`NMF._lsa_start`: unit-length centroids as the basis, the least-squares scale),
+        each row of ``Z`` the mean of its documents' rows of that start's document factor (as
+        ``init="custom"`` makes ``Z`` of ``W``), the scale then fitted again to ``V = AZ``.
+        Without labels ``A = I``: ``Z = V``, NMF's start itself."""
+        start = super()._lsa_start(ctx)
+        constraint = ctx.constraint
+        if constraint.n_classes == 0:
+            return LabelledFactors(U=start.U, Z=start.V, V=constraint.expand(start.V))
+        V = constraint.expand(constraint.mean(start.V).astype(ctx.dtype))
+        fit_scale(start.U, V, ctx.X)  # V = α A Z, so Z is α Z: read it off one document per row
+        return LabelledFactors(U=start.U, Z=V[constraint.first], V=V)
+
     def _update(self, factors, ctx):
         U, X = factors.U, ctx.X
         self._update_basis(U, factors.V, X.tdot(factors.V), ctx)
@@ -279,7 +293,9 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
     ``fit(X, y)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``: ``W``
     (n × k) the document factor (each class starts from the mean of its labelled documents'
-    rows), ``H`` (k × m) the basis ``Uᵀ``.
+    rows), ``H`` (k × m) the basis ``Uᵀ``. ``init="lsa-kmeans"``: :class:`NMF`'s start from
+    the LSA + k-means clusters, made into ``Z`` the same way (class means), at the
+    least-squares scale.
 
     Parameters
     ----------
@@ -338,7 +354,8 @@ class GSNMFC(_LabelConstrained, GNMF):
 
     ``fit(X, y, graph=None)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``:
     ``W`` (n × k) the document factor (each class starts from the mean of its labelled rows),
-    ``H`` (k × m) the basis ``Uᵀ``.
+    ``H`` (k × m) the basis ``Uᵀ``. ``init="lsa-kmeans"``: as :class:`ConstrainedNMF`'s (at
+    the least-squares scale whatever ``scaling``, as :class:`GNMF`'s LSA start).
 
     Parameters
     ----------
@@ -454,7 +471,8 @@ class DNMF(NMF):
 
     ``fit(X, y)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``: ``W``
     (n × k) the document factor ``V``, ``H`` (k × m) the basis ``Uᵀ``; ``A`` starts as the
-    least-squares map of ``W``'s labelled rows.
+    least-squares map of ``W``'s labelled rows. ``init="lsa-kmeans"``: :class:`NMF`'s start
+    from the LSA + k-means clusters, ``A`` its labelled rows' least-squares map.
 
     Parameters
     ----------
@@ -503,6 +521,11 @@ class DNMF(NMF):
 
     def _custom_factors(self, ctx, W, H):
         return self._with_label_map(super()._custom_factors(ctx, W, H), ctx)
+
+    def _lsa_start(self, ctx):
+        """``init="lsa-kmeans"``: NMF's start (:meth:`NMF._lsa_start`), ``A`` the
+        least-squares map of its labelled rows, as for the other starts."""
+        return self._with_label_map(super()._lsa_start(ctx), ctx)
 
     def _with_label_map(self, factors, ctx):
         A = fit_label_map(factors.V[ctx.labelled], ctx.targets)
