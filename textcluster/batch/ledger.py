@@ -28,65 +28,61 @@ operating system drops the lock when its holder dies, so a killed run's lock is 
 Every opening, for a batch or a report, checks the file (SQLite's ``PRAGMA integrity_check``
 and each row against its checksum). A damaged ledger raises :class:`LedgerDamagedError`,
 saying how many results can be read; :func:`repair_ledger` copies every intact result into a
-new ledger and keeps the damaged file beside it.
+new ledger and keeps the damaged file beside it. The SQLite layer underneath (schema, checksums,
+checked connections, salvage) is :mod:`textcluster.batch.ledger_file`.
 """
 
-import errno
-import hashlib
 import json
 import os
-import re
 import shutil
 import socket
 import sqlite3
 import time
-from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .._errors import DataNotFoundError, TextclusterError
+from .._errors import DataNotFoundError
 from .faults import fault_point
+from .ledger_file import (
+    COLUMNS,
+    JSON_COLUMNS,
+    LISTED_KEYS,
+    SCHEMA,
+    LedgerBusyError,
+    LedgerDamagedError,
+    LedgerError,
+    Salvage,
+    Transaction,
+    add_missing_checksums,
+    checked_connection,
+    create_tables,
+    damaged_error,
+    iso_now,
+    ledger_error,
+    reading,
+    row_checksum,
+    salvage_ledger,
+    store_checksum,
+    table_names,
+)
+from .methods import method_label
+from .spec import LEDGER_NAME  # <output dir>/ledger.sqlite
 
 try:
     import fcntl
 except ImportError:  # Windows: fall back to a pid file
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
-COLUMNS = ("key", "pipeline", "corpus", "selection", "model", "variant", "params", "k", "draw",
-           "seed", "protocol", "labeled", "status", "metrics", "objective", "timings", "error",
-           "started", "finished", "host", "versions")
-JSON_COLUMNS = ("selection", "params", "labeled", "metrics", "objective", "timings", "versions")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    key TEXT PRIMARY KEY, pipeline TEXT, corpus TEXT, selection TEXT, model TEXT,
-    variant TEXT, params TEXT, k INTEGER, draw INTEGER, seed INTEGER, protocol TEXT,
-    labeled TEXT, status TEXT CHECK (status IN ('done', 'failed')), metrics TEXT,
-    objective TEXT, timings TEXT, error TEXT, started REAL, finished REAL, host TEXT,
-    versions TEXT
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS checksums (key TEXT PRIMARY KEY, sha256 TEXT) WITHOUT ROWID;
-"""
-SELECT_ROW = f"SELECT {', '.join(COLUMNS)} FROM jobs"
-KEY = re.compile(r"[0-9a-f]{32}")
-LISTED_KEYS = 10  # lost keys named in a message
-DAMAGE_ERRORS = ("SQLITE_CORRUPT", "SQLITE_NOTADB")  # error names (prefixes) of a damaged file
+__all__ = ["COLUMNS", "JSON_COLUMNS", "LEDGER_NAME", "LISTED_KEYS", "SCHEMA", "Ledger",
+           "LedgerBusyError", "LedgerCheck", "LedgerDamagedError", "LedgerError", "LedgerLock",
+           "Repair", "Salvage", "check_ledger", "damaged_error", "job_row", "load_results",
+           "read_meta", "read_statuses", "repair_ledger", "row_checksum", "salvage_ledger"]
 
 
-class LedgerError(TextclusterError):
-    """The ledger cannot be used: it is not a ledger, it is damaged, or it cannot be written."""
-
-
-class LedgerDamagedError(LedgerError):
-    """The ledger file is damaged; :func:`repair_ledger` salvages its intact results."""
-
-
-class LedgerBusyError(LedgerError):
-    """Another batch run holds the ledger."""
-
-
+# -- writing -------------------------------------------------------------------------------------
 class Ledger:
     """The ledger at ``path``, opened for writing by one batch run (see :meth:`open`)."""
 
@@ -94,7 +90,7 @@ class Ledger:
         self.path, self._conn, self._lock = Path(path), connection, lock
 
     @classmethod
-    def open(cls, path):
+    def open(cls, path: str | Path) -> "Ledger":
         """Lock, check and open (creating it if needed) the ledger at ``path``; raises
         :class:`LedgerBusyError` when another live run holds it, :class:`LedgerDamagedError`
         when it is damaged, :class:`LedgerError` when it is not a ledger."""
@@ -104,30 +100,30 @@ class Ledger:
         lock = LedgerLock(_lock_path(path))
         lock.acquire()
         try:
-            conn = _checked_connection(path)
+            conn = checked_connection(path)
         except BaseException:
             lock.release()
             raise
         return cls(path, conn, lock)
 
-    def statuses(self):
+    def statuses(self) -> dict[str, str]:
         """``{key: status}`` of every job in the ledger."""
         return dict(self._conn.execute("SELECT key, status FROM jobs"))
 
-    def write_meta(self, **items):
+    def write_meta(self, **items) -> None:
         """Set meta values (JSON-encoded unless strings); ``created`` is kept from the first
         run."""
         try:
             with self._transaction():
                 self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)",
-                                   (_iso_now(),))
+                                   (iso_now(),))
                 for key, value in items.items():
                     text = value if isinstance(value, str) else json.dumps(value)
                     self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
         except (sqlite3.Error, OSError) as exc:
-            raise _error(self.path, exc, "writing to") from None
+            raise ledger_error(self.path, exc, "writing to") from None
 
-    def record(self, job, result):
+    def record(self, job, result: dict) -> None:
         """Store a job's result (``textcluster.batch.runner.run_job``) and its checksum in one
         transaction; raises :class:`LedgerError` when it cannot be written (then nothing of
         it is)."""
@@ -139,12 +135,12 @@ class Ledger:
                     f"INSERT OR REPLACE INTO jobs ({', '.join(COLUMNS)}) VALUES ({placeholders})",
                     [row[c] for c in COLUMNS],
                 )
-                _store_checksum(self._conn, row["key"])
+                store_checksum(self._conn, row["key"])
                 fault_point("ledger-write")  # fault-injection tests: a write failing here
         except (sqlite3.Error, OSError) as exc:
-            raise _error(self.path, exc, "writing to", advice=False) from None
+            raise ledger_error(self.path, exc, "writing to", advice=False) from None
 
-    def close(self):
+    def close(self) -> None:
         try:
             self._conn.close()
         finally:
@@ -158,38 +154,10 @@ class Ledger:
         return False
 
     def _transaction(self):
-        return _Transaction(self._conn)
+        return Transaction(self._conn)
 
 
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back when the block or the commit fails."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, *exc):
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-                return False
-            except BaseException:
-                self._rollback()
-                raise
-        self._rollback()
-        return False
-
-    def _rollback(self):
-        if self.conn.in_transaction:
-            try:
-                self.conn.execute("ROLLBACK")
-            except sqlite3.Error:  # SQLite may have rolled back already (e.g. disk full)
-                pass
-
-
-def job_row(job, result):
+def job_row(job, result: dict) -> dict:
     """The ``jobs`` row of ``job`` and its ``result`` (JSON columns encoded)."""
     row = {
         "key": job.key, "pipeline": job.pipeline, "corpus": job.corpus,
@@ -206,187 +174,7 @@ def job_row(job, result):
     return row
 
 
-def row_checksum(values):
-    """The checksum of a ``jobs`` row as SQLite returns it (values in :data:`COLUMNS` order)."""
-    text = json.dumps(list(values), separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _create_tables(conn):
-    for statement in SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _store_checksum(conn, key):
-    """Checksum the row of ``key`` as stored (after SQLite's type conversions)."""
-    values = conn.execute(f"{SELECT_ROW} WHERE key = ?", (key,)).fetchone()
-    conn.execute("INSERT OR REPLACE INTO checksums VALUES (?, ?)", (key, row_checksum(values)))
-
-
-def _add_missing_checksums(conn):
-    """Checksum the rows of a ledger written before checksums were kept (already checked)."""
-    for values in conn.execute(f"{SELECT_ROW} WHERE key NOT IN (SELECT key FROM checksums)")\
-            .fetchall():
-        conn.execute("INSERT INTO checksums VALUES (?, ?)", (values[0], row_checksum(values)))
-
-
-def _iso_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-# -- checking ------------------------------------------------------------------------------------
-def _connect(path, readonly=False):
-    """A connection in autocommit mode; text that is not UTF-8 (a damaged page) is read with
-    its bytes escaped, for the checksums to catch."""
-    if readonly:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
-                               timeout=60, isolation_level=None)
-    else:
-        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-    conn.text_factory = lambda data: data.decode("utf-8", "surrogateescape")
-    return conn
-
-
-def _checked_connection(path, readonly=False, check=True):
-    """A connection to the ledger at ``path``, checked (unless not ``check``); for writing,
-    in WAL mode with the tables created and older rows checksummed. Raises
-    :class:`LedgerDamagedError` when it is damaged, :class:`LedgerError` when it is not a
-    ledger or cannot be opened."""
-    try:
-        conn = _connect(path, readonly)
-    except sqlite3.Error as exc:
-        raise _error(path, exc) from None
-    try:
-        problem = _check(conn, path) if check else None
-        if problem is None and not readonly:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            with _Transaction(conn):
-                _create_tables(conn)
-                _add_missing_checksums(conn)
-    except BaseException as exc:
-        conn.close()
-        if isinstance(exc, sqlite3.Error):
-            raise _error(path, exc) from None
-        raise
-    if problem is not None:
-        conn.close()
-        raise damaged_error(path, problem)
-    return conn
-
-
-def _check(conn, path):
-    """What is wrong with the ledger open on ``conn``, or None; a new (empty) file is fine.
-    Raises :class:`LedgerError` for a database that is not a ledger."""
-    tables = _tables(conn)
-    if not tables:
-        return None
-    if "jobs" not in tables:
-        raise LedgerError(f"{path} is not a textcluster ledger (it is an SQLite database with "
-                          f"the tables {', '.join(sorted(tables))}); choose another output "
-                          "folder (--set output.dir=...)")
-    columns = [row[1] for row in conn.execute("PRAGMA table_info(jobs)")]
-    if tuple(columns) != COLUMNS:
-        raise LedgerError(
-            f"{path} is not a textcluster ledger (its jobs table has the columns "
-            f"{', '.join(columns)}); choose another output folder"
-        )
-    report = [row[0] for row in conn.execute("PRAGMA integrity_check(10)")]
-    if report != ["ok"]:
-        return f"SQLite's integrity check: {'; '.join(report[:3])}"
-    problems = _row_problems(conn, "checksums" in tables)
-    if problems:
-        more = f", and {len(problems) - 1} more damaged rows" if len(problems) > 1 else ""
-        return problems[0] + more
-    return None
-
-
-def _row_problems(conn, has_checksums):
-    """What is wrong with each damaged row: one message per row."""
-    checksum, join = (("c.sha256", "LEFT JOIN checksums AS c USING (key)") if has_checksums
-                      else ("NULL", ""))
-    query = f"SELECT {', '.join('j.' + c for c in COLUMNS)}, {checksum} FROM jobs AS j {join}"
-    problems = (_row_problem(values, checksum) for *values, checksum in conn.execute(query))
-    return [problem for problem in problems if problem]
-
-
-def _row_problem(values, checksum):
-    """What is wrong with a ``jobs`` row, or None: it must match its checksum; a row without
-    one (written before checksums were kept) must have UTF-8 text, a status and valid JSON."""
-    row = dict(zip(COLUMNS, values))
-    key = row["key"]
-    if checksum:
-        return None if row_checksum(values) == checksum else (
-            f"job {key!r} does not match its checksum")
-    if not all(_clean_text(v) for v in values if not isinstance(v, (int, float, type(None)))):
-        return f"job {key!r} has text that is not UTF-8"
-    if row["status"] not in ("done", "failed"):
-        return f"job {key!r} has the status {row['status']!r}"
-    for name in JSON_COLUMNS:
-        try:
-            json.loads(row[name] if row[name] is not None else "null")
-        except (TypeError, ValueError):
-            return f"job {key!r} has invalid JSON in its {name!r} column"
-    return None
-
-
-def _error(path, exc, doing="opening", advice=True):
-    """The :class:`LedgerError` for an SQLite or OS error met while ``doing`` the ledger;
-    without ``advice`` when the caller says what to do."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name.startswith(DAMAGE_ERRORS):
-        return damaged_error(path, f"SQLite: {exc}")
-    full = name.startswith("SQLITE_FULL") or getattr(exc, "errno", None) == errno.ENOSPC
-    message = f"{doing} the ledger {path} failed: {'the disk is full: ' if full else ''}{exc}"
-    if advice:
-        message += (". Check that its folder exists, can be written and has free space, and "
-                    "run the same command again; every result recorded before is kept")
-    return LedgerError(message)
-
-
-def damaged_error(path, problem):
-    """:class:`LedgerDamagedError` for the ledger at ``path``, with what can be salvaged."""
-    path = Path(path)
-    found = salvage_ledger(path)
-    repair = f"`textcluster ledger repair {path}`"
-    kept = f"{path.name}.damaged-<time>"
-    if not found.readable:
-        return LedgerDamagedError(
-            f"{path} is damaged or is not a textcluster ledger ({problem}): 0 results can be "
-            f"read. Move it aside, or run {repair}, which keeps it as {kept} and starts an "
-            "empty ledger; the next batch run then redoes every job"
-        )
-    lost = f"; {_lost_text(found)}" if found.lost_keys or not found.complete else ""
-    return LedgerDamagedError(
-        f"the ledger {path} is damaged ({problem}): {len(found.rows)} results can be read"
-        f"{lost}. {repair} copies them into a new ledger and keeps the damaged file beside it "
-        f"({kept}); the next batch run then redoes the jobs whose results were lost"
-    )
-
-
-def _lost_text(found):
-    keys = sorted(found.lost_keys)
-    named = ", ".join(keys[:LISTED_KEYS]) + (f" and {len(keys) - LISTED_KEYS} more"
-                                             if len(keys) > LISTED_KEYS else "")
-    text = f"{len(keys)} results are lost (keys {named})" if keys else ""
-    if not found.complete:
-        text += ("; " if text else "") + ("parts of the file cannot be read, so more results "
-                                          "may be lost than can be named")
-    return text
-
-
-def check_ledger(path):
-    """Check the ledger at ``path`` (the file or its output folder) read-only: a
-    :class:`LedgerCheck`; raises :class:`LedgerDamagedError` when it is damaged."""
-    path = _ledger_file(path)
-    started = time.perf_counter()
-    with _reading(path) as conn:
-        statuses = dict(conn.execute("SELECT key, status FROM jobs"))
-    return LedgerCheck(path, len(statuses), sum(s == "done" for s in statuses.values()),
-                       time.perf_counter() - started)
-
-
+# -- checking and repair -------------------------------------------------------------------------
 @dataclass
 class LedgerCheck:
     """An intact ledger: its results and the time the check took."""
@@ -397,123 +185,15 @@ class LedgerCheck:
     seconds: float
 
 
-@contextmanager
-def _reading(path, check=True):
-    """A read-only connection to the ledger ``path``, checked first unless ``check`` is
-    false; SQLite's errors become :class:`LedgerError`."""
-    conn = _checked_connection(path, readonly=True, check=check)
-    try:
-        yield conn
-    except Exception as exc:
-        cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__  # pandas wraps them
-        if isinstance(cause, sqlite3.Error):
-            raise _error(path, cause, "reading") from None
-        raise
-    finally:
-        conn.close()
-
-
-# -- salvage and repair --------------------------------------------------------------------------
-@dataclass
-class Salvage:
-    """What can be read from a (damaged) ledger."""
-
-    rows: dict = field(default_factory=dict)  # key -> values in COLUMNS order, intact
-    meta: dict = field(default_factory=dict)
-    lost_keys: set = field(default_factory=set)  # rows known to exist, not readable intact
-    complete: bool = False  # every row's key could be read: lost_keys is all that is lost
-    readable: bool = False  # SQLite could open the file at all
-
-
-def salvage_ledger(path):
-    """Read every intact row of the ledger at ``path`` (read-only), going around damaged
-    pages: rows by ranges of rowids, keys by ranges of their first hex digits (from the key
-    index and the checksums), each range split until the damage is isolated."""
-    found = Salvage()
-    try:
-        conn = _connect(path, readonly=True)
-        conn.execute("PRAGMA writable_schema = ON")  # read a truncated file (writes nothing)
-        tables = _tables(conn)
-    except sqlite3.Error:
-        return found
-    with closing(conn):
-        found.readable = True
-        if "jobs" not in tables:
-            return found
-        checksums, unsummed = {}, [""]  # unsummed: prefixes of unreadable checksums
-        if "checksums" in tables:
-            unsummed = _read_key_ranges(
-                conn, "SELECT key, sha256 FROM checksums WHERE key >= ? AND key < ?", checksums)
-        index = {}
-        unindexed = _read_key_ranges(
-            conn, "SELECT key, NULL FROM jobs WHERE key >= ? AND key < ?", index)
-        size = Path(path).stat().st_size
-        rows = _read_rowid_ranges(conn, "jobs", COLUMNS, size)
-        meta = (_read_rowid_ranges(conn, "meta", ("key", "value"), size)
-                if "meta" in tables else [])
-    for values in rows:
-        key, checksum = values[0], checksums.get(values[0])
-        unverifiable = not checksum and "checksums" in tables and any(
-            str(key).startswith(prefix) for prefix in unsummed)  # its checksum is unreadable
-        if not unverifiable and _row_problem(values, checksum) is None:
-            found.rows[key] = values
-        elif isinstance(key, str):
-            found.lost_keys.add(key)
-    found.meta = {key: value for key, value in meta if _clean_text(key) and _clean_text(value)}
-    found.lost_keys = {key for key in found.lost_keys | set(checksums) | set(index)
-                       if KEY.fullmatch(key) and key not in found.rows}
-    found.complete = not unindexed or ("checksums" in tables and not unsummed)
-    return found
-
-
-def _clean_text(value):
-    """A string without escaped (undecodable) bytes."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _read_key_ranges(conn, query, into, prefix=""):
-    """Read ``(key, value)`` rows of keys starting with ``prefix`` into ``into``, splitting the
-    range by the next hex digit where it cannot be read; returns the prefixes of the ranges
-    that could not be read (empty: all was read)."""
-    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
-    try:
-        into.update(conn.execute(query, (prefix, upper)).fetchall())
-        return []
-    except sqlite3.DatabaseError:
-        if len(prefix) >= 4:
-            return [prefix]
-    return [failed for digit in "0123456789abcdef"
-            for failed in _read_key_ranges(conn, query, into, prefix + digit)]
-
-
-def _read_rowid_ranges(conn, table, columns, size):
-    """The readable rows of ``table`` (values of ``columns``) of a file of ``size`` bytes,
-    reading ranges of rowids and halving a range that cannot be read down to single rows."""
-    try:
-        (top,) = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()
-    except sqlite3.DatabaseError:
-        top = size // 64  # more rows than the file can hold
-    rows = {}
-    ranges = [(1, top or 0)]
-    query = f"SELECT rowid, {', '.join(columns)} FROM {table} WHERE rowid BETWEEN ? AND ?"
-    while ranges:
-        low, high = ranges.pop()
-        if low > high:
-            continue
-        try:
-            rows.update((rowid, tuple(values))
-                        for rowid, *values in conn.execute(query, (low, high)).fetchall())
-        except sqlite3.DatabaseError:
-            if low < high:
-                middle = (low + high) // 2
-                ranges += [(middle + 1, high), (low, middle)]
-    return [rows[rowid] for rowid in sorted(rows)]
+def check_ledger(path: str | Path) -> LedgerCheck:
+    """Check the ledger at ``path`` (the file or its output folder) read-only: a
+    :class:`LedgerCheck`; raises :class:`LedgerDamagedError` when it is damaged."""
+    path = _ledger_file(path)
+    started = time.perf_counter()
+    with reading(path) as conn:
+        statuses = dict(conn.execute("SELECT key, status FROM jobs"))
+    return LedgerCheck(path, len(statuses), sum(s == "done" for s in statuses.values()),
+                       time.perf_counter() - started)
 
 
 @dataclass
@@ -528,7 +208,7 @@ class Repair:
     kept: Path | None  # the damaged ledger, moved aside
 
 
-def repair_ledger(path):
+def repair_ledger(path: str | Path) -> Repair:
     """Salvage every intact result of the damaged ledger at ``path`` (the file or its output
     folder) into a new ledger at the same place; the damaged file (and its ``-wal``) is kept
     beside it as ``<name>.damaged-<time>``. An intact ledger is left alone."""
@@ -537,7 +217,7 @@ def repair_ledger(path):
     lock.acquire()
     try:
         try:
-            with _reading(path) as conn:
+            with reading(path) as conn:
                 (count,) = conn.execute("SELECT count(*) FROM jobs").fetchone()
             return Repair(path, True, count, [], True, None)
         except LedgerDamagedError:
@@ -563,16 +243,16 @@ def _write_salvage(path, found, kept):
     """A new ledger at ``path`` holding the salvaged rows and meta, and a ``repaired`` note."""
     for suffix in ("", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-    note = {"time": _iso_now(), "damaged_file": kept.name, "salvaged": len(found.rows),
+    note = {"time": iso_now(), "damaged_file": kept.name, "salvaged": len(found.rows),
             "lost": len(found.lost_keys), "lost_keys": sorted(found.lost_keys),
             "all_lost_named": found.complete}
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA synchronous=FULL")
-        with _Transaction(conn):
-            _create_tables(conn)
+        with Transaction(conn):
+            create_tables(conn)
             conn.executemany(f"INSERT INTO jobs ({', '.join(COLUMNS)}) VALUES "
                              f"({', '.join('?' for _ in COLUMNS)})", found.rows.values())
-            _add_missing_checksums(conn)
+            add_missing_checksums(conn)
             conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                              [*found.meta.items(), ("repaired", json.dumps(note))])
 
@@ -587,7 +267,7 @@ def _lock_path(path):
     return path.with_name(path.name + ".lock")
 
 
-# -- the lock ----------------------------------------------------------------------------------
+# -- the lock ------------------------------------------------------------------------------------
 class LedgerLock:
     """An exclusive lock on ``path`` held by this process; the file holds our pid and host.
 
@@ -600,7 +280,7 @@ class LedgerLock:
         self.path = Path(path)
         self._fd = None
 
-    def acquire(self):
+    def acquire(self) -> None:
         if fcntl is not None:
             self._acquire_flock()
         else:
@@ -653,7 +333,7 @@ class LedgerLock:
             f"(--set output.dir=...)."
         )
 
-    def release(self):
+    def release(self) -> None:
         if self._fd is None:
             return
         if fcntl is not None:
@@ -667,7 +347,7 @@ class LedgerLock:
 
 
 def _holder_text():
-    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": _iso_now()})
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso_now()})
 
 
 def _read_holder(path):
@@ -690,39 +370,40 @@ def _is_stale(holder):
     return False
 
 
-# -- reading -----------------------------------------------------------------------------------
-def read_statuses(path):
+# -- reading -------------------------------------------------------------------------------------
+def read_statuses(path: str | Path) -> dict[str, str]:
     """``{key: status}`` of the ledger at ``path`` (empty when it does not exist yet); reads
     without taking the lock."""
     path = Path(path)
     if not path.exists():
         return {}
     _check_not_folder(path)
-    with _reading(path) as conn:
-        if not _tables(conn):  # created by a run killed at once
+    with reading(path) as conn:
+        if not table_names(conn):  # created by a run killed at once
             return {}
         return dict(conn.execute("SELECT key, status FROM jobs"))
 
 
-def read_meta(path):
+def read_meta(path: str | Path) -> dict[str, str]:
     """The ``meta`` table of the ledger at ``path`` as a dict of strings."""
-    with _reading(_ledger_file(path), check=False) as conn:
+    with reading(_ledger_file(path), check=False) as conn:
         return dict(conn.execute("SELECT key, value FROM meta"))
 
 
-def load_results(path):
+def load_results(path: str | Path) -> pd.DataFrame:
     """The ledger at ``path`` (the file, or the output folder holding ``ledger.sqlite``) as a
     DataFrame, one row per job, sorted by pipeline, corpus, model, variant, k, draw, seed.
 
     ``params`` and ``metrics`` are expanded to columns ``param.<name>`` and
     ``metric.<name>``, ``timings`` to ``time.<stage>``; the other JSON columns (selection,
     labeled, objective, versions) hold the decoded values; ``k`` and ``draw`` are nullable
-    integers (``draw`` is missing for full-corpus jobs). The ledger is checked first
+    integers (``draw`` is missing for full-corpus jobs); ``method`` names the job as reports do
+    (``model`` or ``model:variant``). The ledger is opened read-only and checked first
     (:class:`LedgerDamagedError` when damaged).
     """
     path = _ledger_file(path)
-    with _reading(path) as conn:
-        if not _tables(conn):
+    with reading(path) as conn:
+        if not table_names(conn):
             raise LedgerError(f"the ledger {path} holds no results yet (the run that created "
                               "it stopped at once); run `textcluster batch PIPELINE`")
         frame = pd.read_sql_query(
@@ -730,12 +411,30 @@ def load_results(path):
             conn,
         )
     for name in JSON_COLUMNS:
-        frame[name] = [json.loads(v) if isinstance(v, str) else None for v in frame[name]]
+        frame[name] = _decoded(frame, name, path)
     for name in ("k", "draw", "seed"):
         frame[name] = frame[name].astype("Int64")
     parts = [frame] + [_expand(frame[column], prefix) for column, prefix in
                        (("params", "param."), ("metrics", "metric."), ("timings", "time."))]
-    return pd.concat(parts, axis=1)
+    frame = pd.concat(parts, axis=1)
+    frame["method"] = [method_label(m, v) for m, v in zip(frame["model"], frame["variant"])]
+    return frame
+
+
+def _decoded(frame, column, path):
+    """The values of the JSON ``column``; one that is not JSON raises
+    :class:`LedgerDamagedError` naming its job."""
+    values = []
+    for key, value in zip(frame["key"], frame[column]):
+        try:
+            values.append(json.loads(value) if isinstance(value, str) else None)
+        except json.JSONDecodeError as exc:
+            raise LedgerDamagedError(
+                f"{path}: job {key!r} has invalid JSON in its {column!r} column ({exc.msg} at "
+                f"character {exc.pos}); the ledger is damaged — delete that row and re-run the "
+                f"batch"
+            ) from None
+    return values
 
 
 def _expand(column, prefix):
@@ -745,20 +444,17 @@ def _expand(column, prefix):
     return frame.add_prefix(prefix)
 
 
-def _ledger_file(path):
+def _ledger_file(path: str | Path) -> Path:
+    """The ledger file: ``path``, or ``path/ledger.sqlite`` when ``path`` is a folder."""
     path = Path(path)
     if path.is_dir():
-        if not (path / "ledger.sqlite").exists() and path.suffix == ".sqlite":
+        if not (path / LEDGER_NAME).exists() and path.suffix == ".sqlite":
             _check_not_folder(path)
-        path = path / "ledger.sqlite"
+        path = path / LEDGER_NAME
     if not path.is_file():
         raise DataNotFoundError(
             f"there is no ledger at {path}; run `textcluster batch PIPELINE` first (the ledger "
-            f"is <output dir>/ledger.sqlite)"
+            f"is <output dir>/{LEDGER_NAME})"
         )
     return path
 
-
-def _tables(conn):
-    return {name for (name,) in conn.execute("SELECT name FROM sqlite_master "
-                                              "WHERE type = 'table'")}
