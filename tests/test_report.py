@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from textcluster._errors import DataNotFoundError, InvalidInputError, TextclusterError
 from textcluster.cli import main
-from textcluster.report.writer import best_settings, load_results, read_ledger, write_report
+from textcluster.report import load_results, read_ledger, write_report
+from textcluster.report.protocols import best_settings
 from textcluster.report.summary import paired_values, select_metrics, summarize_by_k, wilcoxon_test
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -610,8 +611,11 @@ def test_agreement_pairs_runs_of_one_draw_only(tmp_path):
 
 
 def test_agreement_leaves_out_pairs_without_shared_documents(tmp_path):
-    from textcluster.report.crossview import cross_view_agreement, summarize_agreement
-    from textcluster.report.writer import agreement_markup
+    from textcluster.report.crossview import (
+        agreement_markup,
+        cross_view_agreement,
+        summarize_agreement,
+    )
 
     rows, folder = _agreement_rows(tmp_path, [
         ("a", "users", None, 0, ["u1", "u2", "u3"]), ("b", "tags", None, 0, ["t1", "t2"])])

@@ -7,7 +7,7 @@ from ._common import user_errors
 
 
 @click.group("ledger")
-def ledger_group():
+def ledger_group() -> None:
     """Check a batch run's ledger, or salvage the results of a damaged one.
 
     LEDGER_OR_DIR is a batch output folder (holding ledger.sqlite) or the ledger file.
@@ -17,7 +17,7 @@ def ledger_group():
 @ledger_group.command("check")
 @click.argument("ledger", metavar="LEDGER_OR_DIR", type=click.Path())
 @user_errors
-def check_command(ledger):
+def check_command(ledger: str) -> None:
     """Check the ledger (SQLite's integrity check and every result's checksum).
 
     The exit code is 2 when it is damaged; the message says how many results can be read.
@@ -30,7 +30,7 @@ def check_command(ledger):
 @ledger_group.command("repair")
 @click.argument("ledger", metavar="LEDGER_OR_DIR", type=click.Path())
 @user_errors
-def repair_command(ledger):
+def repair_command(ledger: str) -> None:
     """Copy every intact result of a damaged ledger into a new ledger at the same place.
 
     The damaged file is kept beside it (<name>.damaged-<time>), never deleted; the results

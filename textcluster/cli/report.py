@@ -2,7 +2,7 @@
 
 import click
 
-from ..report.writer import write_report
+from ..report import write_report
 from ._common import user_errors
 
 
@@ -18,7 +18,8 @@ from ._common import user_errors
               help="Comma-separated metrics to tabulate, e.g. accuracy,nmi "
                    "(default: every metric recorded; a name includes its _unlabeled twin).")
 @user_errors
-def report_command(ledger, out, baseline, metrics):
+def report_command(ledger: str, out: str | None, baseline: str | None,
+                   metrics: str | None) -> None:
     """Tables, significance tests, plots and CSVs from a batch run's ledger.
 
     LEDGER_OR_DIR is a batch output folder (holding ledger.sqlite) or the ledger file. Tables

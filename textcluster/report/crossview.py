@@ -13,6 +13,7 @@ and the report compares them with the NMI of :func:`textcluster.pipeline.export.
 
 Only runs of the same document selection and draw are paired: two draws of different classes
 are not two views of the same documents. Pairs without a shared document are left out.
+:func:`agreement_markup` makes the report's table of them.
 """
 
 import json
@@ -23,13 +24,14 @@ import numpy as np
 import pandas as pd
 
 from ..pipeline.export import agreement
+from .markup import Table
 
 SAME_DOCUMENTS = ("selection", "draw")  # runs are paired only within one draw of documents
 AGREEMENT_COLUMNS = ["method", "k", "first", "second", "seed_first", "seed_second",
                      "n_shared", "nmi"]
 
 
-def read_clusters(folder, key):
+def read_clusters(folder: str | Path, key: str) -> tuple[np.ndarray, np.ndarray] | None:
     """``(doc ids, clusters)`` of the job ``key``, or None when its file is missing."""
     path = Path(folder) / f"{key}.csv"
     if not path.is_file():
@@ -38,13 +40,13 @@ def read_clusters(folder, key):
     return frame["doc_id"].to_numpy(), frame["cluster"].to_numpy()
 
 
-def cross_view_agreement(rows, folder):
+def cross_view_agreement(rows: pd.DataFrame, folder: str | Path) -> pd.DataFrame:
     """One record per (method, k, seed) and pair of corpora: the NMI of the two clusterings
     over the documents both corpora hold (``n_shared``)."""
     return _agreements(rows, folder, same=("method", "k", "seed", *SAME_DOCUMENTS))
 
 
-def seed_agreement(rows, folder):
+def seed_agreement(rows: pd.DataFrame, folder: str | Path) -> pd.DataFrame:
     """One record per (method, k, corpus) and pair of seeds: the NMI of the two runs."""
     return _agreements(rows, folder, same=("method", "k", "corpus", *SAME_DOCUMENTS))
 
@@ -72,7 +74,7 @@ def _pair(a, b, clusters_a, clusters_b):
             "nmi": agreement(labels_a, labels_b, ids_a, ids_b) if shared else None}
 
 
-def summarize_agreement(pairs):
+def summarize_agreement(pairs: pd.DataFrame) -> pd.DataFrame:
     """Mean, std and number of pairs of the NMI per (method, k, first, second)."""
     keys = ["method", "k", "first", "second"]
     if pairs.empty:
@@ -80,3 +82,30 @@ def summarize_agreement(pairs):
     grouped = pairs.groupby(keys, sort=False)
     return grouped.agg(mean=("nmi", "mean"), std=("nmi", lambda v: v.std(ddof=0)),
                        pairs=("nmi", "count"), n_shared=("n_shared", "min")).reset_index()
+
+
+def kept_clusters(done: pd.DataFrame, folder: Path) -> bool:
+    """Whether ``folder`` holds the clusters of any of the jobs ``done``."""
+    return folder.is_dir() and any((folder / f"{key}.csv").is_file() for key in done["key"])
+
+
+def agreement_markup(summary: pd.DataFrame, methods: list[str], caption: str,
+                     note: str) -> Table:
+    """Rows method and k, one column per pair of corpora (or per corpus for seed pairs)."""
+    summary = summary.assign(pair=[a if a == b else f"{a} ↔ {b}"
+                                   for a, b in zip(summary["first"], summary["second"])])
+    pairs = list(dict.fromkeys(summary["pair"]))
+    cells = summary.set_index(["method", "k", "pair"])
+    rows = []
+    for method in [m for m in methods if m in set(summary["method"])]:
+        for k in sorted(summary.loc[summary["method"] == method, "k"].unique()):
+            row = [method, str(int(k))]
+            for pair in pairs:
+                if (method, k, pair) not in cells.index:
+                    row.append("—")
+                    continue
+                cell = cells.loc[(method, k, pair)]
+                spread = f" ± {cell['std']:.3f}" if cell["pairs"] > 1 else ""
+                row.append(f"{cell['mean']:.3f}{spread} ({int(cell['pairs'])})")
+            rows.append(row)
+    return Table(["method", "k"] + pairs, rows, caption, [note])

@@ -58,7 +58,7 @@ def _md_escape(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(blocks):
+def to_markdown(blocks: list) -> str:
     """The blocks as Markdown (images linked by their relative path)."""
     out = []
     for block in blocks:
@@ -100,7 +100,7 @@ img { max-width: 100%; }
 """
 
 
-def to_html(blocks, out_dir, title):
+def to_html(blocks: list, out_dir: str | Path, title: str) -> str:
     """The blocks as one self-contained HTML page; images are read from ``out_dir``."""
     body = []
     for block in blocks:

@@ -1,11 +1,11 @@
 """Report figures: one figure per metric, saved as PNG and SVG side by side.
 
-Each plotting function takes an already aggregated table (see :mod:`textcluster.report.writer`) and
-returns one :class:`matplotlib.figure.Figure`; :func:`save` writes it. Figures are built on a
-``FigureCanvasAgg``, never through ``pyplot``, so plotting needs no display and leaves the
-caller's matplotlib backend alone. matplotlib is optional (``pip install 'textcluster[plots]'``):
-it is imported when the first figure is made, and its absence is a
-:class:`~textcluster._errors.MissingDependencyError` naming the extra.
+Each plotting function takes an already aggregated table (:mod:`textcluster.report.summary`,
+:mod:`textcluster.report.protocols`) and returns one :class:`matplotlib.figure.Figure`;
+:func:`save` writes it. Figures are built on a ``FigureCanvasAgg``, never through ``pyplot``,
+so plotting needs no display and leaves the caller's matplotlib backend alone. matplotlib is
+optional (``pip install 'textcluster[plots]'``): it is imported when the first figure is made,
+and its absence is a :class:`~textcluster._errors.MissingDependencyError` naming the extra.
 
 A metric with a known range (``limits``, e.g. ``(0, 100)`` for NMI in %) gets its value axis
 fitted to the data and error bars, then clipped to that range: never an NMI of 120 % or an
@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,15 +52,15 @@ Limits = tuple[float, float] | None
 # -- small pure helpers --------------------------------------------------------------------
 
 
-def spans_decades(values: Sequence, decades: float = 2) -> bool:
+def spans_decades(values: Sequence | np.ndarray, decades: float = 2) -> bool:
     """True when all ``values`` are positive numbers and max/min is at least 10**decades."""
     try:
-        values = np.asarray(values, dtype=float)
+        array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         return False
-    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+    if array.size == 0 or not np.all(np.isfinite(array)) or np.any(array <= 0):
         return False
-    return values.max() / values.min() >= 10.0**decades
+    return bool(array.max() / array.min() >= 10.0**decades)
 
 
 def clip_limits(low: float, high: float, limits: Limits) -> tuple[float, float]:
@@ -78,7 +79,7 @@ def _is_numeric(values):
         return False
 
 
-def require_matplotlib():
+def require_matplotlib() -> ModuleType:
     """The matplotlib module, or a MissingDependencyError naming the ``plots`` extra."""
     return require("matplotlib", extra="plots", feature="textcluster report")
 
@@ -166,7 +167,7 @@ def metric_vs_k(summary: pd.DataFrame, metric: str, label: str, title: str = "",
         _errorbar(ax, group["k"].astype(float), group["mean"], group["std"], method)
     ax.set_xlabel("number of clusters k")
     ax.set_ylabel(label)
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]
     _clip_y(ax, limits)
     _legend(figure, ax)
     return figure
@@ -218,7 +219,7 @@ def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str =
         ax.plot(iterations, trace, color=colours[method], linewidth=1, alpha=0.7, label=label)
     if spans_decades(all_values, decades=1):
         ax.set_yscale("log")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective")
     _legend(figure, ax)

@@ -20,13 +20,15 @@ than the spread.
 
 import json
 import math
+import tomllib
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .._errors import TextclusterError
-from ..batch.spec import BEST, apply_override, is_number, tomllib
+from ..batch.methods import BEST, is_number
+from ..batch.overrides import apply_overrides
 from .markup import Paragraph, Table
 from .summary import average_over_k, metric_info
 
@@ -50,7 +52,7 @@ class Published:
 # -- reading -------------------------------------------------------------------------------------
 
 
-def read_published(meta):
+def read_published(meta: dict) -> Published:
     """The ``[published]`` table of the pipeline text a ledger's ``meta`` keeps (with the
     batch's ``--set published.…`` overrides applied); empty when there is none or the text is
     not TOML."""
@@ -63,7 +65,7 @@ def read_published(meta):
         return Published()
     for override in _published_overrides(meta.get("overrides")):
         try:
-            apply_override(config, override)
+            apply_overrides(config, [override])
         except TextclusterError:
             continue
     return published_from_config(config)
@@ -79,7 +81,7 @@ def _published_overrides(stored):
     return [o for o in overrides if isinstance(o, str) and o.strip().startswith("published.")]
 
 
-def published_from_config(config):
+def published_from_config(config: dict) -> Published:
     """:class:`Published` from the TOML tables of a pipeline; entries that are not
     ``method = { metric = number }`` are left out."""
     table = config.get("published")
@@ -100,7 +102,7 @@ def published_from_config(config):
 # -- comparing -----------------------------------------------------------------------------------
 
 
-def verdict(difference, spread, greater_is_better):
+def verdict(difference: float | None, spread: float, greater_is_better: bool | None) -> str:
     """How a reproduced average compares with the published one, ``difference`` = reproduced −
     published: within the spread when ``|difference| <= spread``, else "above" ("below" where
     lower is better) when the reproduction is better and short by more than the spread when it
@@ -119,7 +121,7 @@ def verdict(difference, spread, greater_is_better):
     return text + (NO_SPREAD if unknown else "")
 
 
-def comparison_records(numbers, summaries):
+def comparison_records(numbers: dict, summaries: dict[str, pd.DataFrame]) -> list[dict]:
     """One record per (method, metric) of ``numbers`` (``{method: {metric: value}}``, one
     corpus) whose metric has a summary in ``summaries`` (``{metric: summarize_by_k frame}``):
     published, reproduced (mean over k of the per-k means), difference, spread (mean over k of
@@ -135,7 +137,7 @@ def comparison_records(numbers, summaries):
     return records
 
 
-def best_setting(label, summary, metric):
+def best_setting(label: str, summary: pd.DataFrame, metric: str) -> str:
     """For ``label`` = ``model:best`` (and no method of that name): the method label of the
     model's setting with the best average over k on ``metric``, chosen on the evaluation labels
     as papers that report their best setting do; else ``label`` itself."""
@@ -175,7 +177,7 @@ def _record(method, metric, published, summary, chosen=None):
 # -- report blocks -------------------------------------------------------------------------------
 
 
-def comparison_table(records, corpus, source=""):
+def comparison_table(records: list[dict], corpus: str, source: str = "") -> Table:
     """The records as a report table: one row per (method, metric)."""
     rows = []
     for r in records:
@@ -204,7 +206,7 @@ def comparison_table(records, corpus, source=""):
     return Table(header, rows, caption, notes)
 
 
-def shortfall_text(records, corpus):
+def shortfall_text(records: list[dict], corpus: str) -> str:
     """One line naming the methods short of a published value by more than the spread (and
     those without finished runs), or saying that there are none."""
     short = _methods_with(records, lambda v: v.startswith("short"))
@@ -227,7 +229,8 @@ def _methods_with(records, chosen):
     return "; ".join(f"{method} ({', '.join(labels)})" for method, labels in metrics.items())
 
 
-def report_blocks(published, corpus, protocol, summaries):
+def report_blocks(published: Published, corpus: str, protocol: str,
+                  summaries: dict[str, pd.DataFrame]) -> tuple[list, list[dict]]:
     """``(blocks, CSV rows)`` for one k-table section: the comparison table and the shortfall
     line, nothing when ``published`` has no numbers for ``corpus`` and these metrics."""
     records = comparison_records(published.corpora.get(corpus, {}), summaries)

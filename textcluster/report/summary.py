@@ -52,15 +52,15 @@ class MetricInfo:
     greater_is_better: object
 
     @property
-    def scale(self):
+    def scale(self) -> float:
         return 100.0 if self.percent else 1.0
 
     @property
-    def axis_label(self):
+    def axis_label(self) -> str:
         return f"{self.label} (%)" if self.percent else self.label
 
 
-def metric_info(name):
+def metric_info(name: str) -> MetricInfo:
     base = name[: -len(UNLABELED)] if name.endswith(UNLABELED) else name
     known = base in METRICS
     label = METRIC_LABELS.get(base, base)
@@ -70,7 +70,7 @@ def metric_info(name):
                       METRICS.get(base).greater_is_better if known else None)
 
 
-def available_metrics(jobs):
+def available_metrics(jobs: pd.DataFrame) -> list[str]:
     """Metric names with a number in at least one job, in the papers' order (AC, NMI, purity,
     entropy, Rand index, ARI, the same on unlabelled documents, then any other); counts such as
     ``n_docs`` are left out."""
@@ -92,7 +92,7 @@ def _metric_rank(name):
     return (position == len(METRIC_ORDER), unlabeled, position, name)
 
 
-def select_metrics(available, requested=None):
+def select_metrics(available: list[str], requested: list[str] | None = None) -> list[str]:
     """The metrics to report: all available, or those ``requested`` (a name also selects its
     ``_unlabeled`` companion)."""
     if not available:
@@ -102,7 +102,7 @@ def select_metrics(available, requested=None):
         )
     if not requested:
         return list(available)
-    chosen = []
+    chosen: list[str] = []
     for name in requested:
         name = name.strip().lower()
         matches = [m for m in available if m in (name, name + UNLABELED)]
@@ -117,7 +117,7 @@ def select_metrics(available, requested=None):
 # -- aggregation ---------------------------------------------------------------------------------
 
 
-def metric_values(rows, metric, scaled=True):
+def metric_values(rows: pd.DataFrame, metric: str, scaled: bool = True) -> pd.DataFrame:
     """``rows`` that have a value of ``metric``, with that value in a ``value`` column: in %
     where the papers use % (``scaled``), else as recorded."""
     column = f"metric.{metric}"
@@ -128,7 +128,7 @@ def metric_values(rows, metric, scaled=True):
     return rows.assign(value=values)[values.notna()]
 
 
-def summarize_by_k(rows, metric):
+def summarize_by_k(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, sample std (ddof = 1; NaN for a single run), runs and distinct draws per
     (method, k). Rows in the order of the methods' first appearance, then k."""
     data = metric_values(rows, metric)
@@ -144,7 +144,7 @@ def summarize_by_k(rows, metric):
             .sort_values(["_order", "k"]).drop(columns="_order").reset_index(drop=True))
 
 
-def average_over_k(summary):
+def average_over_k(summary: pd.DataFrame) -> pd.DataFrame:
     """Per method: the mean over k of the per-k means (the papers' "Avg." row) and the k's."""
     grouped = summary.groupby("method", sort=False)
     return pd.DataFrame({"mean": grouped["mean"].mean(),
@@ -162,22 +162,23 @@ class PairedTest:
     the method's values tend to be larger than the baseline's, -1 when smaller, 0 otherwise."""
 
     n_pairs: int
-    p_value: object = None
-    statistic: object = None
+    p_value: float | None = None
+    statistic: float | None = None
     direction: int = 0
     note: str = ""
 
     @property
-    def significant(self):
+    def significant(self) -> bool:
         return self.p_value is not None and self.p_value < ALPHA
 
-    def describe(self):
+    def describe(self) -> str:
         if self.p_value is None:
             return f"n/a ({self.note})"
         return f"{_format_p(self.p_value)} (n={self.n_pairs})"
 
 
-def paired_values(rows, metric, method, baseline):
+def paired_values(rows: pd.DataFrame, metric: str, method: str, baseline: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Values (as recorded, not in %) of ``method`` and ``baseline`` on the runs both have,
     paired by (corpus, k, draw, seed); repeated runs of one pair are averaged."""
     data = metric_values(rows[rows["method"].isin([method, baseline])], metric, scaled=False)
@@ -195,7 +196,7 @@ def paired_values(rows, metric, method, baseline):
     return both[method].to_numpy(float), both[baseline].to_numpy(float)
 
 
-def wilcoxon_test(values, baseline_values):
+def wilcoxon_test(values: np.ndarray, baseline_values: np.ndarray) -> PairedTest:
     """Two-sided Wilcoxon signed-rank test of paired samples (:func:`scipy.stats.wilcoxon`,
     ``zero_method="pratt"``); "n/a" with fewer than 6 pairs or when all pairs are equal."""
     values = np.asarray(values, dtype=float)
@@ -223,7 +224,7 @@ def _format_p(p):
     return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
 
 
-def significance_mark(test, info):
+def significance_mark(test: PairedTest, info: MetricInfo) -> str:
     """▲ significantly better than the baseline, ▼ worse, * different (direction unknown)."""
     if not test.significant or test.direction == 0:
         return ""
