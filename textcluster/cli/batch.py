@@ -11,6 +11,8 @@ from ..batch import count_jobs, iter_jobs, load_pipeline, make_executor, run_bat
 from ..batch.ledger import read_statuses
 from ..batch.runner import ResultNotSavedError
 from ..batch.spec import CONFIRM_ABOVE
+from ..report.overview import format_duration
+from ..report import writer as report
 from ._common import data_dir_option, user_errors
 
 TABLE_COLUMNS = ("#", "corpus", "model", "variant", "k", "draw", "seed", "status", "key")
@@ -64,7 +66,7 @@ def batch_command(pipeline_file, overrides, dry_run, n_jobs, executor, scheduler
     progress = BatchProgress() if sys.stderr.isatty() else None
     try:
         summary = run_batch(pipeline, make_executor(executor, n_jobs, scheduler),
-                            progress=progress, report=not no_report)
+                            progress=progress, report=None if no_report else report.write_report)
     except ResultNotSavedError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -158,15 +160,9 @@ class BatchProgress:
         finished = summary.done + len(summary.failed)
         remaining = summary.total - summary.skipped - finished
         elapsed = time.monotonic() - self.start
-        eta = _duration(elapsed / finished * remaining) if finished else "?"
+        eta = format_duration(elapsed / finished * remaining, compact=True) if finished else "?"
         click.echo(f"\rjobs: {summary.skipped + summary.done} done, {len(summary.failed)} "
                    f"failed, {remaining} remaining; ETA {eta}   ", nl=False, err=True)
 
     def finish(self):
         click.echo("", err=True)
-
-
-def _duration(seconds):
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
