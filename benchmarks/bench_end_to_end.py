@@ -1,7 +1,7 @@
 """``textcluster run tdt2 --model gnmf`` end to end against scikit-learn's KMeans.
 
 Wall time of the whole ``textcluster run tdt2 --model gnmf`` path, called in-process as
-``textcluster.pipeline.prepare.run("tdt2", "gnmf", k=k, data_dir=...)`` (load, preprocess, fit with
+``textcluster.run("tdt2", "gnmf", k=k, data_dir=...)`` (load, preprocess, fit with
 graph construction, restarts and k-means assignment, evaluate; the stage times are reported
 too), against ``KMeans(n_clusters=k, n_init=10)`` on the same tf-idf matrix: reported both for
 the KMeans fit alone and for load + represent + KMeans fit (the like-for-like pipeline).
@@ -21,13 +21,14 @@ import _common as common
 from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
 
-from textcluster import pipeline
+import textcluster
+import textcluster
 
 CORPUS = "tdt2"
 
 
 def run_gnmf(args, data_dir):
-    seconds, result = common.timed(pipeline.run, CORPUS, "gnmf", k=args.k, seed=args.seed,
+    seconds, result = common.timed(textcluster.run, CORPUS, "gnmf", k=args.k, seed=args.seed,
                             data_dir=data_dir)
     return {"wall": seconds, "stages": dict(result.timings), "nmi": result.metrics.get("nmi")}
 
@@ -66,7 +67,7 @@ def end_to_end_benchmark(args, data_dir, log):
         "ratio_gnmf_over_kmeans_with_load": g["median"] / kt["median"],
         "nmi": {"gnmf": [run["nmi"] for run in gnmf],
                 "kmeans": [run["nmi"] for run in kmeans if run["nmi"] is not None]},
-        "method": "pipeline.run('tdt2','gnmf') wall time vs KMeans(n_clusters=k, n_init=10); "
+        "method": "textcluster.run('tdt2','gnmf') wall time vs KMeans(n_clusters=k, n_init=10); "
                   "interleaved, order rotated per repeat",
     }
 
@@ -75,7 +76,7 @@ def print_end_to_end(result):
     print()
     print(f"End to end on TDT2 (s), {result['repeats']} repeats")
     print(f"{'contender':<34}{'median':>9}{'min':>9}{'max':>9}")
-    for label, key in (("gnmf pipeline.run (all stages)", "gnmf_pipeline_run_seconds"),
+    for label, key in (("gnmf textcluster.run (all stages)", "gnmf_pipeline_run_seconds"),
                        ("kmeans fit", "kmeans_fit_seconds"),
                        ("kmeans load+represent+fit", "kmeans_load_represent_fit_seconds")):
         row = result[key]

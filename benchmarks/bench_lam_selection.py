@@ -13,13 +13,13 @@ import warnings
 
 import _common as common
 
-from textcluster import pipeline
+import textcluster
 
 CORPORA = ("tdt2", "cluto:la1", "agnews")
 
 
 def timed_run(corpus, data_dir, settings):
-    return common.timed(pipeline.run, corpus, "gnmf", data_dir=data_dir, settings=settings)
+    return common.timed(textcluster.run, corpus, "gnmf", data_dir=data_dir, settings=settings)
 
 
 def bench(corpus, data_dir, repeats):

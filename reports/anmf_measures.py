@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from textcluster import metrics
-from textcluster.pipeline import run
+from textcluster import run
 
 CORPORA = {"tdt2": "TDT2 (30 classes)", "reuters-cai": "Reuters, Cai's matrix (65 classes)"}
 WEIGHTINGS = {"tf": "term frequency", "cai": "tf-idf"}

@@ -34,10 +34,10 @@ def _die_once_at_start_up(threads, parent_pid):  # a pool worker's initializer
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _kill_worker_on_nmf_k3(job):  # runs in a pool worker instead of run_job
+def _kill_worker_on_nmf_k3(job):  # runs in a pool worker instead of run_recorded
     if job.model == "nmf" and job.k == 3:
         os.kill(os.getpid(), signal.SIGKILL)
-    return runner.run_job(job)
+    return runner.run_recorded(job)
 
 
 @pytest.mark.slow
@@ -50,7 +50,7 @@ def test_a_dying_worker_is_recorded_and_retried_and_the_batch_goes_on(tmp_path, 
     token.touch()
     monkeypatch.setenv(TOKEN, str(token))
     monkeypatch.setattr(executors, "_init_worker", _die_once_at_start_up)
-    monkeypatch.setattr(runner, "run_job", _kill_worker_on_nmf_k3)
+    monkeypatch.setattr(runner, "run_recorded", _kill_worker_on_nmf_k3)
     pipeline = write_pipeline(tmp_path / "p.toml", output=tmp_path / "out", k="[2, 3]",
                               draws=1)
     summary = run_batch(load_pipeline(pipeline, data_dir=str(data_dir)),

@@ -1,5 +1,6 @@
 """``textcluster batch``: running, resuming, failing, executors, and the shipped pipelines."""
 
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from textcluster.report import write_report
 from textcluster.batch import load_pipeline, load_results, make_executor, run_batch
 from textcluster.batch.executors import ProcessExecutor
 from textcluster.batch.ledger import Ledger, read_statuses
@@ -151,7 +153,7 @@ def test_kept_clusters_give_the_report_cross_view_agreement(tmp_path):
     loaded = load_pipeline(pipeline, data_dir=str(data_dir))
     unkept = load_pipeline(pipeline, ["output.clusters=false"], data_dir=str(data_dir))
     assert [j.key for j in expand(loaded)] == [j.key for j in expand(unkept)]
-    summary = run_batch(loaded)
+    summary = run_batch(loaded, report=write_report)
     assert summary.done == 4 and summary.report_error is None
     frame = load_results(tmp_path / "out")
     clusters = {(row.corpus, row.seed): read_clusters(tmp_path / "out" / "clusters", row.key)
@@ -296,11 +298,11 @@ def test_dask_on_its_own_local_cluster_gives_the_same_results(tmp_path, data_dir
 
 
 def test_the_corpus_is_represented_once_per_worker(tmp_path, data_dir, monkeypatch):
-    from textcluster.batch import runner
+    from textcluster.pipeline import job
 
     calls = []
-    real = runner.represent
-    monkeypatch.setattr(runner, "represent", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    real = job.represent
+    monkeypatch.setattr(job, "represent", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     pipeline = write_pipeline(tmp_path / "p.toml", output=tmp_path / "out")
     run_batch(load_pipeline(pipeline, data_dir=str(data_dir)), report=False)
     assert len(calls) == 1  # 8 jobs, one corpus, this process
@@ -438,3 +440,31 @@ def test_a_whole_corpus_job_checks_k_as_run_does(tmp_path, data_dir):
     assert len(summary.failed) == 1
     error = load_results(tmp_path / "out")["error"].iloc[0]
     assert "--k 500 is not possible" in error and "80 documents" in error
+
+
+@pytest.mark.parametrize("model, settings", [("nmf", ["max_iter=40"]),
+                                             ("gnmf", ["lam=10", "n_neighbors=3"])])
+def test_run_is_a_batch_of_one_job(tmp_path, data_dir, model, settings):
+    """``textcluster run`` and a one-job batch go through the same run path: the same
+    clusters for the same seed, and the same metrics."""
+    out = tmp_path / "run"
+    ran = CliRunner().invoke(main, ["run", "tdt2", "--data-dir", str(data_dir), "--model", model,
+                                    "-k", "3", "--seed", "5", "--out", str(out),
+                                    *[a for s in settings for a in ("--set", s)]])
+    assert ran.exit_code == 0, ran.output
+    pipeline = tmp_path / "one.toml"
+    params = ", ".join(s.replace("=", " = ") for s in settings)
+    pipeline.write_text(
+        f'[[corpora]]\nname = "tdt2"\n[[models]]\nname = "{model}"\nparams = {{ {params} }}\n'
+        f'[protocol]\nkind = "full"\nk = 3\nseed = 5\n'
+        f'[output]\ndir = "{(tmp_path / "batch").as_posix()}"\nclusters = true\n',
+        encoding="utf-8")
+    done = batch(pipeline, "--data-dir", data_dir, "--no-report")
+    assert done.exit_code == 0, done.output
+    [key] = load_results(tmp_path / "batch")["key"]
+    from_run = pd.read_csv(out / "clusters.csv")[["doc_id", "cluster"]]
+    from_batch = pd.read_csv(tmp_path / "batch" / "clusters" / f"{key}.csv")
+    assert from_run.astype(str).equals(from_batch.astype(str))
+    metrics = load_results(tmp_path / "batch").iloc[0]
+    run_metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["metric.nmi"] == pytest.approx(run_metrics["nmi"], abs=0)

@@ -5,7 +5,8 @@ import itertools
 import pytest
 
 from textcluster._errors import InvalidInputError
-from textcluster.batch.spec import apply_override, count_jobs, expand, iter_jobs, load_pipeline
+from textcluster.batch.overrides import apply_overrides
+from textcluster.batch.spec import count_jobs, expand, iter_jobs, load_pipeline
 from textcluster.registry import UnknownNameError
 
 from ._batch import MILLION, pipeline_text, time_limit, write_pipeline
@@ -108,12 +109,12 @@ def test_labelled_fraction_is_part_of_every_job(tmp_path):
 
 def test_overrides_reach_tables_entries_by_name_index_or_star():
     config = {"protocol": {"draws": 5}, "models": [{"name": "nmf"}, {"name": "gnmf"}]}
-    apply_override(config, "protocol.draws=2")
-    apply_override(config, "protocol.k=[2, 3]")
-    apply_override(config, "models.gnmf.params.lam=1e3")
-    apply_override(config, "models.0.params.ncw=true")
-    apply_override(config, "models.*.params.max_iter=7")
-    apply_override(config, "output.dir=runs/x")
+    apply_overrides(config, ["protocol.draws=2"])
+    apply_overrides(config, ["protocol.k=[2, 3]"])
+    apply_overrides(config, ["models.gnmf.params.lam=1e3"])
+    apply_overrides(config, ["models.0.params.ncw=true"])
+    apply_overrides(config, ["models.*.params.max_iter=7"])
+    apply_overrides(config, ["output.dir=runs/x"])
     assert config["protocol"] == {"draws": 2, "k": [2, 3]}
     assert config["models"][0]["params"] == {"ncw": True, "max_iter": 7}
     assert config["models"][1]["params"] == {"lam": 1000.0, "max_iter": 7}
@@ -129,7 +130,7 @@ def test_overrides_reach_tables_entries_by_name_index_or_star():
 def test_bad_overrides_say_what_is_wrong(override, message):
     config = {"protocol": {"draws": 5}, "models": [{"name": "nmf"}]}
     with pytest.raises(InvalidInputError, match=message):
-        apply_override(config, override)
+        apply_overrides(config, [override])
 
 
 @pytest.mark.parametrize("change, message", [
@@ -142,7 +143,7 @@ def test_bad_overrides_say_what_is_wrong(override, message):
     (('name = "tdt2"', 'name = "tdt2"\npreprocess = { stopwords = "x" }'),
      "unknown key 'stopwords'.*stop_words"),
     (('n_init = 2, init_iter', 'n_init = 2, n_components = 4, init_iter'),
-     "n_components is set by protocol.k"),
+     "n_components is set by --k"),
     (('n_init = 2, init_iter', 'n_inits = 2, init_iter'), "unknown parameter 'n_inits'"),
     (('n_init = 2, init_iter', 'n_init = -2, init_iter'), "'n_init' parameter of NMF"),
     (('kind = "class-subset"', 'kind = "bootstrap"'), "unknown kind 'bootstrap'"),

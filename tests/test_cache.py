@@ -8,6 +8,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
+import textcluster
 from textcluster.corpora import cache
 
 from textcluster import pipeline
@@ -48,7 +49,7 @@ def calls(monkeypatch):
         counted["count"] += 1
         return original_count(*args, **kwargs)
 
-    original_count = pipeline.count_terms
+    original_count = pipeline.prepare.count_terms
     monkeypatch.setattr(pipeline.prepare.ingest, "load_corpus", load)
     monkeypatch.setattr(pipeline.prepare, "count_terms", count)
     return counted
@@ -207,8 +208,8 @@ def test_cached_counts_complete_the_progress(corpus_dir):
 
 def test_run_twice_gives_the_same_result(corpus_dir, calls):
     settings = {"n_init": 2, "max_iter": 20, "n_assign_init": 2}
-    first = pipeline.run(str(corpus_dir), "nmf", settings=settings)
-    second = pipeline.run(str(corpus_dir), "nmf", settings=settings)
+    first = textcluster.run(str(corpus_dir), "nmf", settings=settings)
+    second = textcluster.run(str(corpus_dir), "nmf", settings=settings)
     assert calls == {"load": 1, "count": 1}
     assert first.metrics == second.metrics and np.array_equal(first.labels, second.labels)
 

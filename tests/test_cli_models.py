@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from textcluster.cli import main
-from textcluster.cli._common import parse_settings
+from textcluster.batch.overrides import parse_override
 from textcluster.models import MODELS
 from textcluster.models._memory import MEMORY_ENV, InsufficientMemoryError
 from textcluster.registry import describe_model
@@ -83,7 +83,7 @@ def test_models_name_shows_every_parameter_with_its_default(name):
     for line in lines:
         words = line.split()
         if line.startswith("  ") and words and words[0] in defaults and "default" in words:
-            shown[words[0]] = line.split(" default ", 1)[1].split(" (run:")[0].strip()
+            shown[words[0]] = line.split(" default ", 1)[1].split(" (set with")[0].strip()
     assert set(shown) == set(defaults)
     for param, default in shown.items():
         expected = defaults[param]
@@ -100,7 +100,7 @@ def test_models_gnmf_describes_its_parameters():
     output = invoke("models", "gnmf").output
     assert 'lam            float ≥ 0 or "auto"' in output
     assert "The graph weight λ" in output
-    assert "(run: --k)" in output and "(run: --seed)" in output
+    assert "(set with --k (protocol.k" in output and "(set with --seed (protocol.seeds" in output
     assert "O(nnz + (n + m)k + n·n_neighbors)" in output
 
 
@@ -131,7 +131,9 @@ def test_run_accepts_python_and_json_booleans(corpus_dir, value):
     assert result.exit_code == 0, result.output
 
 
-def test_parse_settings_booleans():
-    assert parse_settings(["a=True", "b=False", "c=true", "d=false", "e=10", "f=heat",
-                           "g=TRUE"]) == {
-        "a": True, "b": False, "c": True, "d": False, "e": 10, "f": "heat", "g": "TRUE"}
+def test_override_values_are_toml_and_python_booleans():
+    pairs = [parse_override(text) for text in
+             ["a=True", "b=False", "c=true", "d=false", "e=10", "f=heat", "g=TRUE", "h=1e3",
+              "i=[2, 3]", 'j="x y"']]
+    assert dict(pairs) == {"a": True, "b": False, "c": True, "d": False, "e": 10, "f": "heat",
+                           "g": "TRUE", "h": 1000.0, "i": [2, 3], "j": "x y"}

@@ -9,6 +9,7 @@ import scipy.io
 import scipy.sparse as sp
 from click.testing import CliRunner
 
+import textcluster
 from textcluster import pipeline
 from textcluster._errors import InvalidInputError
 from textcluster.cli import main
@@ -79,9 +80,9 @@ def test_the_python_api_raises_before_fitting(tmp_path, case, monkeypatch):
     def no_fit(*args, **kwargs):
         raise AssertionError("a model was fitted")
 
-    monkeypatch.setattr(pipeline.prepare, "make_model", no_fit)
+    monkeypatch.setattr(pipeline.job, "make_model", no_fit)
     with pytest.raises(InvalidInputError) as info:
-        pipeline.run(str(path), "kmeans", k=k)
+        textcluster.run(str(path), "kmeans", k=k)
     for word in words:
         assert word in str(info.value)
     assert str(path.name.split(".")[0]) in str(info.value)  # names the corpus

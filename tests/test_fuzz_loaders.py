@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import textcluster
 from textcluster.pipeline import export
 
 from textcluster import pipeline
@@ -117,7 +118,7 @@ def run_and_export(name, model="kmeans", data_dir=None, **settings):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    result = pipeline.run(name, model, k=2, data_dir=data_dir,
+                    result = textcluster.run(name, model, k=2, data_dir=data_dir,
                                           settings={**FAST[model], **settings})
             except InvalidInputError as exc:  # e.g. fewer than 2 distinct documents
                 assert "distinct" in str(exc), str(exc)

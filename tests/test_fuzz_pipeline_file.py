@@ -1,6 +1,6 @@
 """Fuzzing the pipeline-file parser: whatever a pipeline file or a ``--set`` holds,
 :func:`load_pipeline` gives a Pipeline or the project's own error naming the file, and
-:func:`apply_override` changes the tables or says what is wrong — never another exception.
+:func:`apply_overrides` changes the tables or says what is wrong — never another exception.
 
 The number of cases follows the Hypothesis profile (tests/conftest.py): ``ci`` by default,
 ``HYPOTHESIS_PROFILE=long`` for the long run.
@@ -15,7 +15,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from textcluster._errors import TextclusterError
-from textcluster.batch.spec import KNOWN_KEYS, Pipeline, apply_override, load_pipeline, tomllib
+from textcluster.batch.overrides import apply_overrides
+from textcluster.batch.spec import KNOWN_KEYS, Pipeline, load_pipeline, tomllib
 
 from ._batch import pipeline_text
 
@@ -192,6 +193,6 @@ def test_overrides_of_a_valid_file(pipeline_path, changes):
 @given(st.dictionaries(keys, values, max_size=4), overrides)
 def test_apply_override_on_any_tables(config, override):
     try:
-        apply_override(config, override)
+        apply_overrides(config, [override])
     except TextclusterError as exc:
         assert "--set" in str(exc)

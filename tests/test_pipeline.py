@@ -12,7 +12,9 @@ from sklearn.preprocessing import normalize
 
 from textcluster.pipeline import export
 
+import textcluster
 from textcluster import pipeline
+from textcluster.batch.spec import one_job
 from textcluster._errors import InvalidInputError
 from textcluster.corpora.corpus import Corpus
 from textcluster.registry import UnknownNameError
@@ -29,86 +31,109 @@ def corpus_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def nmf_result(corpus_dir):
-    return pipeline.run(str(corpus_dir), "nmf", settings=FAST_NMF)
+    return textcluster.run(str(corpus_dir), "nmf", settings=FAST_NMF)
 
 
 @pytest.fixture(scope="module")
 def kmeans_result(corpus_dir):
-    return pipeline.run(str(corpus_dir), "kmeans", settings={"n_init": 2})
+    return textcluster.run(str(corpus_dir), "kmeans", settings={"n_init": 2})
 
 
 def class_of(term):
     return next((c for c, words in VOCABULARIES.items() if term in words.split()), None)
 
 
-# -- split_settings -------------------------------------------------------------------------------
+# -- settings: the override grammar of run (bare names are shortcuts) ---------------------------
+
+
+def routed(corpus, model, settings):
+    job = one_job(corpus, model, settings=settings)
+    return {"corpus": job.selection["select"], "preprocess": job.selection["preprocess"],
+            "model": job.params}
 
 
 def test_settings_are_routed_to_their_stage(corpus_dir):
-    routed = pipeline.split_settings(
-        str(corpus_dir), "gnmf",
-        {"top": 2, "pattern": "*.md", "stop_words": "nltk", "min_df": 2, "lam": 10,
-         "n_neighbors": 3},
-    )
-    assert routed == {"corpus": {"top": 2, "pattern": "*.md"},
-                      "preprocess": {"stop_words": "nltk", "min_df": 2},
-                      "model": {"lam": 10, "n_neighbors": 3}}
+    assert routed(str(corpus_dir), "gnmf",
+                  {"top": 2, "pattern": "*.md", "stop_words": "nltk", "min_df": 2, "lam": 10,
+                   "n_neighbors": 3}) == {
+        "corpus": {"top": 2, "pattern": "*.md"},
+        "preprocess": {"stop_words": "nltk", "min_df": 2},
+        "model": {"lam": 10, "n_neighbors": 3}}
+
+
+def test_settings_as_text_are_toml_values(corpus_dir):
+    assert routed(str(corpus_dir), "gnmf",
+                  ["lam=1e3", "weighting=heat", "model.weighting=binary",
+                   "models.gnmf.params.max_iter=7"]) == {
+        "corpus": {}, "preprocess": {"weighting": "heat"},
+        "model": {"lam": 1000.0, "weighting": "binary", "max_iter": 7}}
+    job = one_job(str(corpus_dir), "nmf", settings=["ncw=True", "model.max_iter=7"])
+    assert job.params == {"ncw": True, "max_iter": 7}
 
 
 def test_registered_corpus_options():
-    routed = pipeline.split_settings("reuters", "nmf", {"split": "modapte-train", "ncw": True})
-    assert routed["corpus"] == {"split": "modapte-train"}
-    assert routed["model"] == {"ncw": True}
+    assert routed("reuters", "nmf", {"split": "modapte-train", "ncw": True}) == {
+        "corpus": {"split": "modapte-train"}, "preprocess": {}, "model": {"ncw": True}}
 
 
 def test_bare_name_goes_to_the_first_stage_a_prefix_chooses():
     """``weighting`` is both the tf-idf weighting and GNMF's graph weighting."""
-    routed = pipeline.split_settings("tdt2", "gnmf", {"weighting": "tf"})
-    assert routed["preprocess"] == {"weighting": "tf"} and routed["model"] == {}
-    routed = pipeline.split_settings(
-        "tdt2", "gnmf", {"model.weighting": "heat", "preprocess.weighting": "sklearn",
-                         "corpus.top": 3})
-    assert routed == {"corpus": {"top": 3}, "preprocess": {"weighting": "sklearn"},
-                      "model": {"weighting": "heat"}}
+    assert routed("tdt2", "gnmf", {"weighting": "tf"}) == {
+        "corpus": {}, "preprocess": {"weighting": "tf"}, "model": {}}
+    assert routed("tdt2", "gnmf", {"model.weighting": "heat", "preprocess.weighting": "sklearn",
+                                   "corpus.top": 3}) == {
+        "corpus": {"top": 3}, "preprocess": {"weighting": "sklearn"},
+        "model": {"weighting": "heat"}}
 
 
 def test_no_settings():
-    assert pipeline.split_settings("tdt2", "nmf", {}) == {
-        "corpus": {}, "preprocess": {}, "model": {}}
+    assert routed("tdt2", "nmf", {}) == {"corpus": {}, "preprocess": {}, "model": {}}
 
 
-def test_unknown_setting_lists_every_stage():
+def test_unknown_setting_lists_the_known_ones_and_suggests():
     with pytest.raises(InvalidInputError) as err:
-        pipeline.split_settings("tdt2", "nmf", {"lam": 10})  # lam is a GNMF parameter
+        one_job("tdt2", "nmf", settings={"lam": 10})  # lam is a GNMF parameter
     message = str(err.value)
     assert "unknown setting 'lam'" in message
     assert "variant" in message and "stop_words" in message and "ncw" in message
     assert "n_components" not in message and "random_state" not in message
+    with pytest.raises(InvalidInputError, match="did you mean 'n_neighbors'"):
+        one_job("tdt2", "gnmf", settings={"n_neighbor": 3})
 
 
 @pytest.mark.parametrize("name", ["model.top", "corpus.lam", "preprocess.n_init"])
 def test_prefix_must_match_the_stage(name):
     with pytest.raises(InvalidInputError, match="unknown setting"):
-        pipeline.split_settings("tdt2", "gnmf", {name: 1})
+        one_job("tdt2", "gnmf", settings={name: 1})
 
 
 def test_unknown_prefix():
-    with pytest.raises(InvalidInputError, match="unknown setting prefix 'graph'"):
-        pipeline.split_settings("tdt2", "gnmf", {"graph.weighting": "heat"})
+    with pytest.raises(InvalidInputError, match="unknown prefix 'graph'"):
+        one_job("tdt2", "gnmf", settings={"graph.weighting": "heat"})
 
 
 @pytest.mark.parametrize("name, option", [("n_components", "--k"), ("random_state", "--seed"),
                                           ("model.n_components", "--k")])
 def test_k_and_seed_have_their_own_options(name, option):
     with pytest.raises(InvalidInputError, match=option):
-        pipeline.split_settings("tdt2", "nmf", {name: 3})
+        one_job("tdt2", "nmf", settings={name: 3})
+
+
+def test_a_grid_is_for_pipeline_files():
+    with pytest.raises(InvalidInputError, match="pipeline file"):
+        one_job("tdt2", "gnmf", settings=["lam=[1, 10]"])
+
+
+def test_labels_only_for_semi_supervised_models():
+    with pytest.raises(InvalidInputError, match="does not use labels"):
+        one_job("tdt2", "nmf", labeled_fraction=0.1)
 
 
 def test_unknown_model_and_corpus():
     with pytest.raises(UnknownNameError, match="known models: .*gnmf, .*kmeans, .*nmf"):
-        pipeline.split_settings("tdt2", "lda", {})
+        one_job("tdt2", "lda")
     with pytest.raises(UnknownNameError, match="known corpora: .*reuters, reuters-cai, .*tdt2"):
-        pipeline.split_settings("no/such/folder", "nmf", {})
+        one_job("no/such/folder", "nmf")
 
 
 # -- represent ------------------------------------------------------------------------------------
@@ -213,7 +238,7 @@ def test_run_on_a_folder_corpus(nmf_result):
     for name in ["purity", "nmi", "accuracy", "ari"]:
         assert result.metrics[name] == pytest.approx(1.0)
     assert result.metrics["entropy"] == 0.0
-    assert list(result.timings) == ["load", "preprocess", "fit", "evaluate"]
+    assert list(result.timings) == ["load", "preprocess", "select", "fit", "evaluate"]
     assert result.labels.shape == (45,) and result.embedding.shape == (45, 3)
     assert result.params["k"] == 3 and result.params["seed"] == 0
     assert result.params["model_params"]["max_iter"] == 30
@@ -222,27 +247,24 @@ def test_run_on_a_folder_corpus(nmf_result):
 
 
 def test_run_routes_corpus_options(corpus_dir):
-    result = pipeline.run(str(corpus_dir), "kmeans", settings={"top": 2, "n_init": 1})
+    result = textcluster.run(str(corpus_dir), "kmeans", settings={"top": 2, "n_init": 1})
     assert result.metrics["n_docs"] == 30 and result.params["k"] == 2
     assert result.params["corpus_options"] == {"top": 2}
 
 
 def test_run_checks_k(corpus_dir):
     with pytest.raises(InvalidInputError, match="choose 1 ≤ k ≤ 45"):
-        pipeline.run(str(corpus_dir), "kmeans", k=46)
+        textcluster.run(str(corpus_dir), "kmeans", k=46)
 
 
-def test_evaluate_unlabelled_corpus():
-    corpus = Corpus("flat", ids=["a", "b", "c"], texts=["x", "y", "z"])
-    assert pipeline.evaluate(corpus, np.array([0, 1, 1]), 2) == {
-        "n_docs": 3, "n_clusters": 2, "labels": None, "note": pipeline.UNLABELLED_NOTE}
+def test_score_unlabelled_corpus():
+    assert pipeline.score(None, np.array([0, 1, 1])) == {"n_docs": 3, "n_clusters": 2}
 
 
-def test_evaluate_labelled_corpus():
-    corpus = Corpus("l", ids=["a", "b", "c", "d"], labels=["x", "x", "y", "y"])
-    scores = pipeline.evaluate(corpus, np.array([1, 1, 0, 0]), 2)
-    assert set(scores) == {"n_docs", "n_clusters", "purity", "entropy", "nmi", "accuracy",
-                           "rand_index", "ari"}
+def test_score_labelled_corpus():
+    scores = pipeline.score(np.array(["x", "x", "y", "y"]), np.array([1, 1, 0, 0]))
+    assert set(scores) == {"n_docs", "n_clusters", "n_classes", "purity", "entropy", "nmi",
+                           "accuracy", "rand_index", "ari"}
     assert scores["nmi"] == pytest.approx(1.0)
 
 
@@ -320,7 +342,7 @@ def test_file_names_that_are_not_utf8_are_run_cached_and_written(tmp_path, monke
     with open(odd, "wb") as handle:
         handle.write(b"Rocket orbit planet launch.")
     for _ in range(2):  # parsed, then read from the cache
-        result = pipeline.run(str(root), "kmeans", settings={"n_init": 1})
+        result = textcluster.run(str(root), "kmeans", settings={"n_init": 1})
         assert "space/caf\\xe9 \\xff" in result.corpus.ids.tolist()
     out = export.write_run(result, tmp_path / "out")
     written = (out / "clusters.csv").read_text(encoding="utf-8")
@@ -336,6 +358,6 @@ def test_a_lone_surrogate_in_texts_is_cached_and_run(tmp_path, monkeypatch):
     path.write_text("\n".join(json.dumps(r) for r in rows).replace("\\\\u", "\\u"),
                     encoding="utf-8")
     for _ in range(2):
-        result = pipeline.run(str(path), "kmeans", k=2, settings={"n_init": 1})
+        result = textcluster.run(str(path), "kmeans", k=2, settings={"n_init": 1})
     assert result.corpus.ids[0] == "d0\\ud800"
     export.write_run(result, tmp_path / "out")

@@ -19,6 +19,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
+from textcluster.report import write_report
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.spec import tomllib
 from textcluster.corpora.loaders.cluto import SETS
@@ -225,7 +226,7 @@ def test_every_pipeline_file_is_tested():
 def test_the_pipeline_file_runs_end_to_end(path, data_dir, tmp_path):
     output = tmp_path / "out"
     pipeline = load_pipeline(path, shrinking_overrides(path, output), data_dir=str(data_dir))
-    summary = run_batch(pipeline)
+    summary = run_batch(pipeline, report=write_report)
     errors = "\n".join(f"{job.corpus} {job.model}:{job.variant} k={job.k}: {error}"
                        for job, error in summary.failed)
     assert not summary.failed, f"{len(summary.failed)} of {summary.total} jobs failed:\n{errors}"

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from textcluster.report import write_report
 from textcluster._errors import InvalidInputError
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.batch.spec import expand
@@ -201,7 +202,7 @@ def test_the_report_sets_published_beside_reproduced_numbers(tmp_path):
         f"nmf = {{ accuracy = {published['nmf', 'accuracy']!r}, "
         f"entropy = {published['nmf', 'entropy']!r} }}\n")
     plain.write_text(text, encoding="utf-8")
-    summary = run_batch(load_pipeline(plain, data_dir=str(data_dir)))
+    summary = run_batch(load_pipeline(plain, data_dir=str(data_dir)), report=write_report)
     assert (summary.done, summary.skipped, summary.report_error) == (0, 8, None)
 
     markdown = (out / "report" / "report.md").read_text(encoding="utf-8")
@@ -248,7 +249,7 @@ def test_an_ablation_report_sets_published_beside_its_variants(tmp_path):
         '[published]\nsource = "Made-up table"\n[published.tdt2]\n'
         '"gnmf:full" = { accuracy = 0.0 }\n"gnmf:no-graph" = { nmi = 100.0 }\n',
         encoding="utf-8")
-    summary = run_batch(load_pipeline(path, data_dir=str(data_dir)))
+    summary = run_batch(load_pipeline(path, data_dir=str(data_dir)), report=write_report)
     assert summary.done == 6 and summary.report_error is None
     jobs = load_results(out)
     markdown = (out / "report" / "report.md").read_text(encoding="utf-8")

@@ -18,10 +18,10 @@ from .ledger import (
     load_results,
     repair_ledger,
 )
-from .runner import ResultNotSavedError, run_batch, run_job
+from .runner import ResultNotSavedError, run_batch, run_recorded
 from .spec import Job, Pipeline, count_jobs, expand, iter_jobs, load_pipeline
 
 __all__ = ["Job", "LedgerBusyError", "LedgerDamagedError", "LedgerError", "Pipeline",
            "ResultNotSavedError", "WorkerDiedError", "check_ledger", "count_jobs", "expand",
            "iter_jobs", "load_pipeline", "load_results", "make_executor", "repair_ledger",
-           "run_batch", "run_job"]
+           "run_batch", "run_recorded"]

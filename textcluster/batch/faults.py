@@ -18,7 +18,7 @@ import signal
 import threading
 
 VARIABLE = "TEXTCLUSTER_FAULT"
-_passes = {}  # point -> passes in this process
+_passes: dict[str, int] = {}  # point -> passes in this process
 
 
 def fault_point(name):

@@ -1,43 +1,32 @@
 """Running jobs (in a worker) and batches (in the parent, which alone writes the ledger).
 
-A job (:class:`~textcluster.batch.spec.Job`): represent the corpus — once per worker process,
-on the whole selection, before any class subset is taken (DESIGN §5.1) — take the draw's
-documents (:func:`textcluster.pipeline.protocol.class_subset`), pick the labelled documents when the
-protocol gives labels (the same for every model), fit the model with ``n_components=k`` and
-``random_state=seed``, and score it (:func:`textcluster.metrics.evaluate`).
+A job is fitted and scored by :func:`textcluster.pipeline.run_job`, the one run path it shares
+with ``textcluster run``; here it is wrapped so that a failing job is recorded, not raised, and
+its warnings, timings, host and versions go with its result to the ledger.
 """
 
-import importlib
-import importlib.util
 import itertools
-import json
-import platform
 import socket
 import time
 import traceback
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._errors import InvalidInputError, TextclusterError
-from ..pipeline.export import _atomic_write
-from ..metrics import evaluate
-from ..models import chosen_settings, make_model
-from ..pipeline.prepare import Timer, check_k, load_corpus, represent
-from ..pipeline.protocol import class_subset, evaluate_split, labeled_subset
+from .._errors import TextclusterError
+from ..pipeline import RepresentationCache, Timer, run_job
+from ..pipeline.export import atomic_write, versions
 from .executors import SerialExecutor, WorkerDiedError, describe_job
 from .faults import fault_point
 from .ledger import Ledger, LedgerError
 from .spec import count_jobs, iter_jobs
 
-CACHE_SIZE = 2  # represented corpora kept per worker process
-_representations = OrderedDict()
+# Represented corpora a worker process keeps for its next jobs (one per process).
+WORKER_REPRESENTATIONS = RepresentationCache(size=2)
 
 
 class ResultNotSavedError(TextclusterError):
@@ -46,47 +35,28 @@ class ResultNotSavedError(TextclusterError):
 
 
 # -- one job (runs in a worker) --------------------------------------------------------------
-def run_job(job):
-    """Fit and score one job; returns its result as a dict (status ``done`` or ``failed`` with
-    the error) and never raises for a failing job."""
+def run_recorded(job):
+    """Run one job; returns its result as a dict for the ledger (status ``done`` or ``failed``
+    with the error) and never raises for a failing job."""
     fault_point("job")  # fault-injection tests only
     started, timer = time.time(), Timer()
     result = {"status": "done", "error": None}
+    timings = {}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with timer.stage("total"):
-                result.update(_fit_and_score(job, timer))
+                done = run_job(job, representations=WORKER_REPRESENTATIONS)
+        timings = done.timings
+        result.update(k=done.k, labeled=done.labeled, metrics=done.metrics,
+                      objective=done.objective(history=job.record_history))
+        if job.keep_clusters:
+            result["clusters"] = clusters_csv(np.asarray(done.corpus.ids), done.labels)
         result["error"] = _warning_text(caught)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, none stops the batch
         result.update(status="failed", error=describe_error(exc))
-    result.update(timings=timer.seconds, started=started, finished=time.time(),
+    result.update(timings={**timings, **timer.seconds}, started=started, finished=time.time(),
                   host=socket.gethostname(), versions=versions())
-    return result
-
-
-def _fit_and_score(job, timer):
-    with timer.stage("represent"):
-        rep = representation(job)
-    with timer.stage("select"):
-        rows = select_documents(rep.corpus, job)
-        X = rep.X[rows]
-        truth = None if rep.corpus.labels is None else rep.corpus.labels[rows]
-        k = job.k or _n_classes(truth, job)
-        if job.draw is None:  # the whole corpus: the same check as ``textcluster run``
-            check_k(k, rep)
-        labeled, y = labelled_documents(truth, job)
-        graph = _corpus_graph(rep.corpus, rows, job)
-    model = make_model(job.model, n_components=k, random_state=job.seed, **job.params)
-    fit_args = {} if graph is None else {"graph": graph}
-    with timer.stage("fit"):
-        model.fit(X, y, **fit_args)
-    with timer.stage("evaluate"):
-        metrics = {**score(truth, model.labels_, y), **chosen_settings(model)}
-    result = {"k": k, "labeled": labeled, "metrics": metrics,
-              "objective": objective(model, job.record_history)}
-    if job.keep_clusters:
-        result["clusters"] = clusters_csv(np.asarray(rep.corpus.ids)[rows], model.labels_)
     return result
 
 
@@ -94,95 +64,6 @@ def clusters_csv(ids, labels):
     """The ``doc_id,cluster`` CSV text of one job's clustering."""
     frame = pd.DataFrame({"doc_id": ids, "cluster": np.asarray(labels, dtype=int)})
     return frame.to_csv(index=False)
-
-
-def representation(job):
-    """The represented corpus (tf-idf of the whole selection) of ``job``, cached in this
-    process for the next jobs on the same corpus."""
-    selection = job.selection
-    cache_key = json.dumps([job.corpus, selection["select"], selection["preprocess"],
-                            job.data_dir], sort_keys=True)
-    if cache_key in _representations:
-        _representations.move_to_end(cache_key)
-        return _representations[cache_key]
-    corpus = load_corpus(job.corpus, data_dir=job.data_dir, **selection["select"])
-    rep = represent(corpus, **selection["preprocess"])
-    _representations[cache_key] = rep
-    while len(_representations) > CACHE_SIZE:
-        _representations.popitem(last=False)
-    return rep
-
-
-def clear_cache():
-    _representations.clear()
-
-
-def select_documents(corpus, job):
-    """Row indices of the job's documents: the draw's classes, or every document."""
-    if job.draw is None:
-        return np.arange(corpus.n_docs)
-    return class_subset(corpus.labels, job.k, job.selection["draw_seed"])
-
-
-def labelled_documents(truth, job):
-    """``(ledger record, y)``: which documents' labels the model sees (``y``, -1 elsewhere), or
-    ``(None, None)`` without labels. The choice depends on the draw and the seed only, so
-    every model of a draw sees the same labels."""
-    if job.labeled is None:
-        return None, None
-    seed = [job.selection["draw_seed"] or 0, job.seed]
-    y = labeled_subset(truth, fraction=job.labeled.get("fraction"),
-                       per_class=job.labeled.get("per_class"),
-                       random_state=np.random.default_rng(seed))
-    return {**job.labeled, "n_labeled": int((y >= 0).sum()), "seed": seed}, y
-
-
-def score(truth, predicted, y=None):
-    """The metrics of a clustering; with ``y``, also on the unlabelled documents only
-    (suffix ``_unlabeled``). Without class labels only the sizes."""
-    metrics = {"n_docs": int(len(predicted)), "n_clusters": int(len(np.unique(predicted)))}
-    if truth is None:
-        return metrics
-    metrics["n_classes"] = int(len(np.unique(truth)))
-    if y is None:
-        return {**metrics, **evaluate(truth, predicted)}
-    split = evaluate_split(truth, predicted, y)
-    metrics.update(split["all"], n_docs_unlabeled=int((np.asarray(y) == -1).sum()))
-    if split["unlabelled"] is not None:
-        metrics.update({f"{name}_unlabeled": v for name, v in split["unlabelled"].items()})
-    return metrics
-
-
-def objective(model, history):
-    """The objective per iteration (``history``) or just the final one; [] when the model
-    records none."""
-    values = getattr(model, "objective_history_", None)
-    if values is None:
-        inertia = getattr(getattr(model, "kmeans_", None), "inertia_", None)
-        values = [] if inertia is None else [inertia]
-    values = [float(v) for v in values]
-    return values if history else values[-1:]
-
-
-def _n_classes(truth, job):
-    if truth is None:
-        raise InvalidInputError(
-            f"corpus {job.corpus!r} has no class labels, so k = \"classes\" cannot be used; "
-            "give the number of clusters (protocol.k)"
-        )
-    return int(len(np.unique(truth)))
-
-
-def _corpus_graph(corpus, rows, job):
-    choice = job.selection["graph"]
-    if choice == "knn":
-        return None
-    if corpus.graph is None or corpus.metadata.get("graph") != choice:
-        has = ("no document graph" if corpus.graph is None
-               else f"only the graph {corpus.metadata.get('graph')!r}")
-        raise InvalidInputError(f"graph = {choice!r}: corpus {job.corpus!r} has {has}; "
-                                "use graph = \"knn\" (the default)")
-    return corpus.graph[rows][:, rows]
 
 
 def describe_error(exc):
@@ -202,16 +83,6 @@ def _warning_text(caught):
     return "\n".join(messages) or None
 
 
-@lru_cache(maxsize=1)
-def versions():
-    import scipy
-    import sklearn
-
-    return {"textcluster": __version__, "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__}
-
-
 # -- a batch (runs in the parent) ------------------------------------------------------------
 @dataclass
 class BatchSummary:
@@ -227,12 +98,14 @@ class BatchSummary:
     report_error: str | None = None
 
 
-def run_batch(pipeline, executor=None, progress=None, report=True):
+def run_batch(pipeline, executor=None, progress=None, report=None):
     """Run the jobs of ``pipeline`` that are not done yet and record each in its ledger.
 
     The jobs are made as they are submitted, so the first starts at once however large the
     grid. ``executor``: from :func:`textcluster.batch.executors.make_executor` (default: this
-    process). ``progress(summary)`` is called after every job. Raises
+    process). ``progress(summary)`` is called after every job. ``report(ledger_path, folder)``,
+    when given (e.g. :func:`textcluster.report.write_report`), writes the report into
+    ``<output>/report`` once a job is done; its failure is kept in ``report_error``. Raises
     :class:`~textcluster.batch.ledger.LedgerBusyError` when another run holds the ledger,
     :class:`~textcluster.batch.ledger.LedgerDamagedError` when it is damaged, and
     :class:`ResultNotSavedError` when a result cannot be written (the batch stops there).
@@ -255,7 +128,10 @@ def run_batch(pipeline, executor=None, progress=None, report=True):
         ledger.write_meta(jobs=keys)
     if report and summary.done + summary.skipped > 0:  # a report needs a finished job
         try:
-            summary.report = write_report(pipeline)
+            folder = pipeline.output / "report"
+            fault_point("report")  # fault-injection tests only
+            report(pipeline.ledger_path, folder)
+            summary.report = folder
         except Exception as exc:  # noqa: BLE001 - the results are safe in the ledger
             summary.report_error = describe_error(exc)
     return summary
@@ -275,7 +151,7 @@ def _run_jobs(jobs, executor, ledger, summary, progress, clusters_dir):
     died = {}  # key -> the attempts of a job whose worker died
     try:
         with executor:
-            for job, outcome in executor.run(run_job, jobs):
+            for job, outcome in executor.run(run_recorded, jobs):
                 fault_point("result")  # fault-injection tests only
                 if isinstance(outcome, WorkerDiedError) and outcome.retry:
                     # A failed attempt: replaced by the job's result when it is run again.
@@ -292,7 +168,7 @@ def _run_jobs(jobs, executor, ledger, summary, progress, clusters_dir):
                 if progress:
                     progress(summary)
     finally:
-        clear_cache()
+        WORKER_REPRESENTATIONS.clear()
 
 
 def _save(ledger, folder, job, result):
@@ -305,7 +181,7 @@ def _save(ledger, folder, job, result):
         if text is not None:
             fault_point("clusters-write")  # fault-injection tests only
             Path(folder).mkdir(parents=True, exist_ok=True)
-            _atomic_write(Path(folder) / f"{job.key}.csv", text)
+            atomic_write(Path(folder) / f"{job.key}.csv", text)
         ledger.record(job, result)
     except OSError as exc:
         raise ResultNotSavedError(
@@ -327,16 +203,3 @@ def _count(summary, job, result):
         summary.done += 1
     else:
         summary.failed.append((job, result["error"]))
-
-
-def write_report(pipeline):
-    """Call ``textcluster.report.writer.write_report(ledger, <output>/report)`` when it exists."""
-    if importlib.util.find_spec("textcluster.report.writer") is None:
-        return None
-    writer = getattr(importlib.import_module("textcluster.report.writer"), "write_report", None)
-    if writer is None:
-        return None
-    folder = pipeline.output / "report"
-    fault_point("report")  # fault-injection tests only
-    writer(pipeline.ledger_path, folder)
-    return folder

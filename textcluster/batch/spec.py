@@ -1,24 +1,10 @@
 """Pipeline files: many runs described in one commented TOML file, expanded into jobs.
 
-A pipeline file has five tables (see ``pipelines/smoke.toml`` for a commented example)::
-
-    [pipeline]    name, description, data_dir
-    [[corpora]]   name, select (loader options), preprocess (tf-idf options), graph
-    [[models]]    name, params (a list value is a grid), variants (named parameter sets)
-    [protocol]    kind, documents, k, draws, seed / repeats / seeds,
-                  labeled_fraction / labeled_per_class, sweep
-    [output]      dir (the ledger is <dir>/ledger.sqlite), clusters (true: keep every
-                  job's clusters in <dir>/clusters/<job key>.csv)
-
-and optionally ``[published]``: ``source`` and, per corpus, method label (``model`` or
-``model:variant``) → ``{ metric = number }``, the published numbers the report sets beside the
-reproduced ones (:mod:`textcluster.report.published`); they are not part of any job.
-
-Protocols (DESIGN §6): ``class-subset`` (for each k, ``draws`` random sets of k classes; every
-model sees the same draws), ``full`` (the whole selection, k clusters), ``sweep`` (one
-parameter over a grid, the others fixed; each parameter of ``[protocol.sweep]`` in turn),
-``ablation`` (the named ``variants`` of a model) and ``convergence`` (the objective after every
-iteration is recorded). The last three run on ``documents = "class-subset"`` or ``"full"``.
+Tables (``pipelines/README.md`` documents every key; ``pipelines/smoke.toml`` is a commented
+example): ``[pipeline]``, ``[[corpora]]`` (select, preprocess, graph), ``[[models]]`` (params: a
+list is a grid; variants), ``[protocol]`` (kind: class-subset, full, sweep, ablation or
+convergence; k, draws, seeds, labelled documents), ``[output]`` and optionally ``[published]``
+(checked by :mod:`.methods`). ``textcluster run`` is a pipeline of one job (:func:`one_job`).
 
 Every job is one fit: (pipeline, corpus, selection, model, variant, params, k, draw, seed).
 Its key is a hash of that identity, so a re-run finds the jobs it has already done. Jobs are
@@ -28,24 +14,23 @@ hold distinct values, and an empty list is an error.
 """
 
 import copy
-import hashlib
-import inspect
 import itertools
 import json
 import math
 import tomllib
-from dataclasses import dataclass, fields
-from functools import cached_property
+from dataclasses import dataclass
 from numbers import Integral, Real
 from pathlib import Path
 
 from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
-from ..corpora.loaders import resolve_loader
+from ..corpora.loaders import loader_options, resolve_loader
 from ..metrics import METRICS, UNLABELED
-from ..models import MODELS, make_model
-from ..pipeline.prepare import PREPROCESS_DEFAULTS
+from ..models import MODELS, SEMI_SUPERVISED, make_model
+from ..pipeline import PREPROCESS_DEFAULTS, Job
 from ..registry import UnknownNameError
+from .methods import check_published
+from .overrides import PROTOCOL_PARAMS, apply_overrides
 
 PROTOCOLS = ("class-subset", "full", "sweep", "ablation", "convergence")
 DOCUMENTS = ("class-subset", "full")
@@ -58,46 +43,12 @@ KNOWN_KEYS = {
     "output": ("dir", "clusters"),
     "published": ("source",),  # and one table per corpus: method = { metric = number }
 }
-# Model parameters the protocol sets, and the key that sets them.
-PROTOCOL_PARAMS = {"n_components": "protocol.k", "random_state": "protocol.seeds"}
 DRAW_SEED_STRIDE = 1000  # draw d of k classes uses the seed 1000·k + d
 LEDGER_NAME = "ledger.sqlite"
 CLUSTERS_DIR = "clusters"  # [output] clusters = true: <dir>/clusters/<job key>.csv
-BEST = "best"  # [published] "model:best": the best of the model's settings
 CONFIRM_ABOVE = 10_000  # the command line asks before running more jobs than this
 MAX_K = 2 ** 31 - 1
 MAX_SEED = 2 ** 32 - 1  # NumPy's random seeds
-
-
-@dataclass(frozen=True)
-class Job:
-    """One fit of one model on one selection of documents; ``key`` identifies it."""
-
-    pipeline: str
-    corpus: str
-    selection: dict  # select, preprocess, graph, draw_seed
-    model: str
-    variant: str
-    params: dict
-    k: int | None  # None: the number of classes of the selection
-    draw: int | None  # None: all documents of the selection
-    seed: int
-    protocol: str
-    labeled: dict | None  # {"fraction": f} or {"per_class": n}
-    record_history: bool = False
-    data_dir: str | None = None
-    keep_clusters: bool = False  # return each document's cluster with the result
-
-    def identity(self):
-        """What makes a job the same job in another run (not where its data lives nor what
-        it returns besides its metrics)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("record_history", "data_dir", "keep_clusters")}
-
-    @cached_property
-    def key(self):
-        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -124,13 +75,13 @@ class Pipeline:
 
 # -- reading ---------------------------------------------------------------------------------
 def load_pipeline(path, overrides=(), data_dir=None):
-    """Read, override (``["protocol.draws=2", ...]``) and validate the pipeline file ``path``.
+    """Read, override (``["protocol.draws=2", ...]``, :mod:`.overrides`) and validate the
+    pipeline file ``path``.
 
     ``data_dir`` (the command line's ``--data-dir``) takes precedence over the file's. The
     jobs are checked, not listed: :func:`count_jobs` counts them, :func:`iter_jobs` lists them.
     """
     path = Path(path)
-    where = str(path)
     text = _read_text(path)
     try:
         config = tomllib.loads(text)
@@ -139,15 +90,21 @@ def load_pipeline(path, overrides=(), data_dir=None):
     except RecursionError:
         raise InvalidInputError(f"{path}: values are nested too deeply for a pipeline "
                                 "file") from None
-    for override in overrides:
-        try:
-            apply_override(config, override)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"{where}: {exc}") from None
+    return make_pipeline(config, str(path), text, overrides, data_dir, default_name=path.stem)
+
+
+def make_pipeline(config, source, text="", overrides=(), data_dir=None, default_name="run"):
+    """A validated :class:`Pipeline` from the tables ``config`` (read from ``source``)."""
+    where = source
+    config = copy.deepcopy(config)
+    try:
+        apply_overrides(config, overrides)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{where}: {exc}") from None
     _check_tables(config, where)
-    name = _pipeline_name(config, path)
+    name = _pipeline_name(config, where, default_name)
     data_dir = data_dir or config.get("pipeline", {}).get("data_dir")
-    if data_dir is not None and not isinstance(data_dir, str):
+    if data_dir is not None and not isinstance(data_dir, (str, Path)):
         raise InvalidInputError(f"{where}: [pipeline] data_dir must be a folder path (a string)")
     output = config.get("output", {}).get("dir", f"runs/{name}")
     if not isinstance(output, str) or not output.strip():
@@ -156,11 +113,40 @@ def load_pipeline(path, overrides=(), data_dir=None):
     keep_clusters = config.get("output", {}).get("clusters", False)
     if not isinstance(keep_clusters, bool):
         raise InvalidInputError(f"{where}: [output] clusters must be true or false")
-    pipeline = Pipeline(name, where, text, tuple(overrides), config,
+    overrides = tuple(f"{o[0]}={o[1]!r}" if isinstance(o, tuple) else str(o)
+                      for o in (overrides.items() if isinstance(overrides, dict) else overrides))
+    pipeline = Pipeline(name, where, text, overrides, config,
                         None if data_dir is None else str(data_dir), output, keep_clusters)
     plan = _plan(pipeline)  # validates corpora, models and protocol
-    _check_published(config, plan, where)
+    check_published(config, [(m.name, v) for m in plan.models for v, _ in m.points()],
+                    where)
     return pipeline
+
+
+def one_job(corpus, model="gnmf", k=None, seed=0, settings=(), data_dir=None,
+            labeled_fraction=None, labeled_per_class=None):
+    """The job of ``textcluster run``: a pipeline of one corpus, one model and the whole
+    selection (``k`` clusters, default the number of classes), with ``settings`` as
+    ``"key=value"`` texts or ``(key, value)`` pairs (:mod:`.overrides`; bare names are
+    shortcuts)."""
+    MODELS.get(model, suggest=True)  # an unknown name fails before anything else
+    labeled = {"labeled_fraction": labeled_fraction, "labeled_per_class": labeled_per_class}
+    if any(v is not None for v in labeled.values()) and model not in SEMI_SUPERVISED:
+        raise InvalidInputError(
+            f"model {model!r} does not use labels; --labeled-fraction and "
+            f"--labeled-per-class are for {', '.join(sorted(SEMI_SUPERVISED))}"
+        )
+    protocol = {"kind": "full", "seed": seed, **({} if k is None else {"k": k}),
+                **{key: v for key, v in labeled.items() if v is not None}}
+    config = {"pipeline": {"name": "run"}, "corpora": [{"name": str(corpus)}],
+              "models": [{"name": model}], "protocol": protocol}
+    pipeline = make_pipeline(config, "textcluster run", overrides=settings, data_dir=data_dir)
+    if count_jobs(pipeline) != 1:
+        raise InvalidInputError(
+            "run fits one model once: give one value per setting (a list is a grid; grids "
+            "and sweeps go in a pipeline file, run with textcluster batch)"
+        )
+    return next(iter_jobs(pipeline))
 
 
 def _read_text(path):
@@ -181,68 +167,6 @@ def _read_text(path):
             f"(line {line}) cannot be decoded; save the file as UTF-8"
         ) from None
     return text.removeprefix("\ufeff")
-
-
-def apply_override(config, override):
-    """Set one dotted ``key=value`` in the TOML tables ``config``, in place.
-
-    In an array of tables (``corpora``, ``models``) a segment is an index (``models.0``), the
-    ``name`` of an entry (``models.gnmf``) or ``*`` (every entry). The value is read as a TOML
-    value (``3``, ``0.1``, ``true``, ``[2, 3]``, ``{from = 2, to = 4}``), else kept as a string.
-    """
-    dotted, sep, raw = override.partition("=")
-    segments = [s.strip() for s in dotted.split(".")]
-    if not sep or not all(segments):
-        raise InvalidInputError(
-            f"--set {override!r} is not of the form key=value with a dotted key, e.g. "
-            "protocol.draws=2 or models.gnmf.params.max_iter=50"
-        )
-    value = _toml_value(raw.strip(), dotted)
-    for table in _containers(config, segments[:-1], dotted):
-        if not isinstance(table, dict):
-            raise InvalidInputError(f"--set {dotted}: {'.'.join(segments[:-1])} is not a table")
-        table[segments[-1]] = copy.deepcopy(value)
-
-
-def _toml_value(raw, dotted):
-    try:
-        parsed = tomllib.loads(f"value = {raw}")
-    except tomllib.TOMLDecodeError:
-        return raw
-    except RecursionError:
-        raise InvalidInputError(f"--set {dotted}: the value is nested too deeply") from None
-    return parsed["value"] if list(parsed) == ["value"] else raw  # one value, not more lines
-
-
-def _containers(node, segments, dotted):
-    """The tables that ``segments`` lead to (several when a segment is ``*``)."""
-    nodes = [node]
-    for segment in segments:
-        nodes = [child for n in nodes for child in _children(n, segment, dotted)]
-    return nodes
-
-
-def _children(node, segment, dotted):
-    if isinstance(node, dict):
-        return [node.setdefault(segment, {})]
-    if not isinstance(node, list):
-        raise InvalidInputError(f"--set {dotted}: {segment!r} is inside a value, not a table")
-    if segment == "*":
-        return node
-    if segment.isdecimal():
-        if int(segment) >= len(node):
-            raise InvalidInputError(
-                f"--set {dotted}: index {segment} is out of range (there are {len(node)} entries)"
-            )
-        return [node[int(segment)]]
-    named = [entry for entry in node if isinstance(entry, dict) and entry.get("name") == segment]
-    if not named:
-        names = ", ".join(str(e.get("name")) for e in node if isinstance(e, dict))
-        raise InvalidInputError(
-            f"--set {dotted}: no entry named {segment!r}; the entries are: {names} "
-            "(or use an index, or * for all)"
-        )
-    return named
 
 
 def _check_tables(config, where):
@@ -277,10 +201,10 @@ def _check_keys(table, known, where):
         )
 
 
-def _pipeline_name(config, path):
-    name = config.get("pipeline", {}).get("name", path.stem)
+def _pipeline_name(config, where, default):
+    name = config.get("pipeline", {}).get("name", default)
     if not isinstance(name, str) or not name.strip():
-        raise InvalidInputError(f"{path}: [pipeline] name must be a non-empty string")
+        raise InvalidInputError(f"{where}: [pipeline] name must be a non-empty string")
     return name
 
 
@@ -538,7 +462,7 @@ def _corpus(entry, where):
     except UnknownNameError as exc:
         raise UnknownNameError(f"{where}: {exc}") from None
     select = _options(entry, "select", where)
-    accepted = [p for p in inspect.signature(loader).parameters if p != "data_dir"]
+    accepted = loader_options(loader)
     _check_keys(select, accepted, f"{where} select")
     preprocess = _options(entry, "preprocess", where)
     _check_keys(preprocess, list(PREPROCESS_DEFAULTS), f"{where} preprocess")
@@ -684,82 +608,3 @@ def _validate(name, params, where):
         model._validate_params()
     except InvalidParameterError as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
-
-
-# -- published numbers -----------------------------------------------------------------------
-def _check_published(config, plan, where):
-    """``[published]``: an optional ``source`` string and, for corpora of ``[[corpora]]``, a
-    table of method label → ``{ metric = number }``; the labels are those of the jobs."""
-    table = config.get("published")
-    if table is None:
-        return
-    if not isinstance(table, dict):
-        raise InvalidInputError(f"{where}: published must be a table ([published]) of source "
-                                "and one table per corpus")
-    corpora = [entry["name"] for entry in config["corpora"]]
-    methods = {}  # method label -> model, in job order
-    for model in plan.models:
-        for variant, _ in model.points():
-            methods.setdefault(method_label(model.name, variant), model.name)
-    for key, value in table.items():
-        if key == "source":
-            if not isinstance(value, str):
-                raise InvalidInputError(f"{where}: [published] source must be a string (where "
-                                        f"the numbers come from), got {value!r}")
-            continue
-        if key not in corpora:
-            raise InvalidInputError(
-                f"{where}: [published] {key!r} is not a corpus of [[corpora]]; the corpora "
-                f"are: {', '.join(corpora)} (the other key is source, a string)"
-            )
-        if not isinstance(value, dict):
-            raise InvalidInputError(f"{where}: [published] {key} must be a table "
-                                    f"([published.{key}]) of method = {{ metric = number }}")
-        for label, numbers in value.items():
-            at = f"{where}: [published.{key}] {label!r}"
-            _check_method_label(label, methods, at)
-            _check_published_numbers(numbers, at)
-
-
-def method_label(model, variant):
-    """How reports name a job's method: ``model``, or ``model:variant`` for a named variant
-    (``variant`` may be None or NaN, as read back from a ledger)."""
-    if not isinstance(variant, str):
-        variant = ""
-    variant = variant.strip()
-    return str(model) if variant in ("", str(model)) else f"{model}:{variant}"
-
-
-def _check_method_label(label, methods, where):
-    if label in methods:
-        return
-    model, _, variant = label.partition(":")
-    if variant == BEST and sum(name == model for name in methods.values()) > 1:
-        return  # the best of the model's settings (textcluster.report.published.best_setting)
-    if model not in methods.values():
-        raise InvalidInputError(f"{where}: no [[models]] entry named {model!r}; the models "
-                                f"are: {', '.join(dict.fromkeys(methods.values()))}")
-    of_model = [m for m, name in methods.items() if name == model]
-    what = f"has no variant {variant!r}" if variant else "runs only as its variants"
-    best = f", or {model}:best for the best of them" if len(of_model) > 1 else ""
-    raise InvalidInputError(f"{where}: model {model!r} {what}; its method labels are: "
-                            f"{', '.join(of_model)}{best}")
-
-
-def is_number(value):
-    """A finite int or float (not a bool), as a published number must be."""
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_published_numbers(numbers, where):
-    if not isinstance(numbers, dict) or not numbers:
-        raise InvalidInputError(f"{where} must be a table of metric = number, e.g. "
-                                "{ accuracy = 80.8, nmi = 79.9 }")
-    known = METRICS.names() + [name + UNLABELED for name in METRICS.names()]
-    for metric, value in numbers.items():
-        if metric not in known:
-            raise InvalidInputError(f"{where}: unknown metric {metric!r}; the known metrics "
-                                    f"are: {', '.join(known)}")
-        if not is_number(value):
-            raise InvalidInputError(f"{where}: {metric} must be a number, in % as the report "
-                                    f"shows it (e.g. {metric} = 80.8), got {value!r}")

@@ -1,7 +1,6 @@
 """Options and error handling shared by the commands."""
 
 import functools
-import json
 import sys
 import warnings
 
@@ -18,30 +17,6 @@ def data_dir_option(func):
         "--data-dir", type=click.Path(file_okay=False), default=None,
         help="Folder holding the corpora (default: $TEXTCLUSTER_DATA, then corpora/).",
     )(func)
-
-
-_BOOLEANS = {"True": True, "False": False}
-
-
-def parse_settings(pairs):
-    """``["lam=10", "weighting=heat"]`` → ``{"lam": 10, "weighting": "heat"}``.
-
-    Values are read as JSON when they parse (numbers, true/false, null), else as strings;
-    ``True`` and ``False`` are booleans too.
-    """
-    settings = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"{pair!r} is not of the form name=value", param_hint="--set")
-        if value in _BOOLEANS:
-            settings[name.strip()] = _BOOLEANS[value]
-            continue
-        try:
-            settings[name.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            settings[name.strip()] = value
-    return settings
 
 
 class InputError(click.ClickException):

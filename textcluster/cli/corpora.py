@@ -5,7 +5,7 @@ import textwrap
 import click
 
 from ..corpora import cards, fetch
-from ..pipeline import prepare as pipeline
+from .. import pipeline
 from .._errors import CorpusFormatError, TextclusterError
 from ..corpora.loaders._paths import search_dirs
 from ._common import ProgressBar, data_dir_option, user_errors

@@ -7,7 +7,7 @@ import click
 
 from .. import models
 from ..models import MODELS
-from ..pipeline.prepare import RESERVED_SETTINGS
+from ..batch.overrides import PROTOCOL_PARAMS
 from ..registry import ModelDescription, describe_model
 from ._common import user_errors
 
@@ -59,10 +59,10 @@ def format_model(model: ModelDescription, qualname: str) -> str:
     width = max((len(p.name) for p in model.parameters), default=0)
     type_width = min(max((len(p.type) for p in model.parameters), default=0), 40)
     for p in model.parameters:
-        option = RESERVED_SETTINGS.get(p.name)
+        option = PROTOCOL_PARAMS.get(p.name)
         default = f"default {p.default}" if p.default else ""
         lines.append(f"  {p.name:<{width}}  {p.type:<{type_width}}  {default}"
-                     + (f" (run: {option})" if option else ""))
+                     + (f" (set with {option})" if option else ""))
         lines += textwrap.wrap(plain(p.description), 88, initial_indent=" " * 6,
                                subsequent_indent=" " * 6, break_on_hyphens=False)
     lines += ["", f"full description: python -m pydoc {qualname}"]

@@ -1,16 +1,14 @@
 """``textcluster run CORPUS --model MODEL``."""
 
-from contextlib import nullcontext
 from pathlib import Path
 
 import click
 import numpy as np
 
-from ..corpora import cache
-from ..pipeline import prepare as pipeline
-from ..pipeline.export import top_terms, write_run
+from ..api import run
 from ..models import MODELS
-from ._common import ProgressBar, data_dir_option, parse_settings, user_errors
+from ..pipeline.export import top_terms, write_run
+from ._common import ProgressBar, data_dir_option, user_errors
 
 METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 
@@ -24,9 +22,11 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Folder for clusters.csv, cluster_terms.csv, metrics.json, run.json.")
-@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
-              help="Corpus, preprocessing or model setting; repeatable (e.g. --set lam=10). "
-                   "graph=citations regularizes with the corpus' own graph (CiteULike).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Corpus, preprocessing or model setting; repeatable. A bare name "
+                   "(lam=10, min_df=2, top=30) or a dotted key (model.weighting=heat, "
+                   "models.gnmf.params.lam=10); values are TOML. graph=citations "
+                   "regularizes with the corpus' own graph (CiteULike).")
 @click.option("--terms", "n_terms", type=click.IntRange(min=0), default=5, show_default=True,
               help="Top terms (tags, users) printed per cluster; 0 prints none.")
 @click.option("--labeled-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
@@ -55,14 +55,12 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
       textcluster run my_docs.csv --set text_column=body --set label_column=topic
       textcluster run tdt2 --model sodnmf --labeled-fraction 0.1
     """
-    MODELS.get(model, suggest=True)  # an unknown name fails before the corpus is loaded
+    MODELS.get(model, suggest=True)  # an unknown name fails before the folder is made
     if out:  # fail now, not after a long run, when the folder cannot be created
         Path(out).mkdir(parents=True, exist_ok=True)
-    with cache.disabled() if no_cache else nullcontext():
-        result = pipeline.run(corpus, model, k=k, seed=seed, data_dir=data_dir,
-                              settings=parse_settings(settings), progress=ProgressBar,
-                              labeled_fraction=labeled_fraction,
-                              labeled_per_class=labeled_per_class)
+    result = run(corpus, model, k=k, seed=seed, data_dir=data_dir, settings=settings,
+                 progress=ProgressBar, labeled_fraction=labeled_fraction,
+                 labeled_per_class=labeled_per_class, use_cache=not no_cache)
     click.echo(format_table(result))
     if n_terms:
         click.echo(format_top_terms(result, n_terms))
@@ -74,16 +72,16 @@ def format_table(result):
     """The metrics as an aligned two-column table."""
     m = result.metrics
     lines = [f"corpus {result.corpus.name}: {m['n_docs']} documents, "
-             f"{result.representation.X.shape[1]} terms, {m['n_clusters']} clusters",
-             f"model {result.params['model']}"]
+             f"{result.X.shape[1]} terms, {m['n_clusters']} clusters",
+             f"model {result.job.model}"]
     if "nmi" not in m:
         lines.append("no class labels: purity, entropy, NMI, accuracy and ARI need labels")
     unlabelled = [f"{name}_unlabeled" for name in METRIC_ROWS]
     for name in METRIC_ROWS + unlabelled:
         if name in m:
             lines.append(f"  {name:<16}{m[name]:.4f}")
-    if "objective" in m:
-        lines.append(f"  {'objective':<16}{m['objective']:.6g}")
+    for value in result.objective():
+        lines.append(f"  {'objective':<16}{value:.6g}")
     selection = getattr(result.model, "lam_selection_", None)
     if selection is not None:
         lines.append(f"  {'lam':<16}{m['lam']:g}, chosen without labels among "

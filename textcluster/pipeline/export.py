@@ -18,6 +18,8 @@ from ..metrics import nmi
 
 
 TERM_PROFILES = ("centroid", "basis")
+UNLABELLED_NOTE = ("the corpus has no class labels: purity, entropy, NMI, accuracy and ARI "
+                   "need labels")
 
 
 def top_terms(result, n_terms=10, profile="centroid"):
@@ -36,7 +38,7 @@ def top_terms(result, n_terms=10, profile="centroid"):
     clusters = np.unique(labels)
     profiles = (_basis_profiles(result, clusters)
                 if profile == "basis" and hasattr(result.model, "components_")
-                else _centroids(result.representation.X, labels, clusters))
+                else _centroids(result.X, labels, clusters))
     rows = []
     for cluster, weights in zip(clusters, profiles):
         order = np.argsort(-weights, kind="stable")[:n_terms]
@@ -77,7 +79,7 @@ def _scored_rows(result):
     ``transform`` gives distances instead."""
     model = result.model
     if hasattr(model, "cluster_centers_"):
-        return model._represent(result.representation.X, fitting=False)
+        return model._represent(result.X, fitting=False)
     if getattr(model, "assign", None) == "cosine":
         return normalize(result.embedding)
     return result.embedding
@@ -87,15 +89,20 @@ def write_run(result, out_dir):
     """Write ``clusters.csv``, ``cluster_terms.csv``, ``metrics.json`` and ``run.json``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "clusters.csv", clusters_frame(result).to_csv(index=False))
-    _atomic_write(out / "cluster_terms.csv", top_terms(result).to_csv(index=False))
-    metrics = {**result.metrics, "timings": result.timings}
-    _atomic_write(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    atomic_write(out / "clusters.csv", clusters_frame(result).to_csv(index=False))
+    atomic_write(out / "cluster_terms.csv", top_terms(result).to_csv(index=False))
+    metrics = {**result.metrics, **({} if result.corpus.labels is not None
+                                    else {"labels": None, "note": UNLABELLED_NOTE})}
+    final = result.objective()
+    if final:
+        metrics["objective"] = final[0]
+    metrics["timings"] = result.timings
+    atomic_write(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     run = {**result.params, "versions": versions(),
            "n_iter": getattr(result.model, "n_iter_", None),
            "lam_selection": getattr(result.model, "lam_selection_", None),
            "objective_history": _history(result.model)}
-    _atomic_write(out / "run.json", json.dumps(run, indent=2) + "\n")
+    atomic_write(out / "run.json", json.dumps(run, indent=2) + "\n")
     return out
 
 
@@ -146,7 +153,7 @@ def _history(model):
     return None if history is None else [float(v) for v in history]
 
 
-def _atomic_write(path, text):
+def atomic_write(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename (no partial files).
 
     The temporary file is created with ``open(..., "x")`` rather than ``mkstemp`` so that the

@@ -1,19 +1,16 @@
-"""One run end to end: load → preprocess → represent → factorize → assign → evaluate."""
+"""A corpus, loaded (through the cache) and represented: the tf-idf matrix the models factorize
+(DESIGN §5.1), with the checks that refuse a corpus that cannot be clustered."""
 
-import inspect
-import time
 import warnings
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..corpora import cache, cards, loaders as ingest
-from .. import metrics
 from .._errors import DataNotFoundError, InvalidInputError
-from ..corpora.loaders import resolve_loader
-from ..models import MODELS, SEMI_SUPERVISED, chosen_settings, make_model
-from .protocol import evaluate_split, labeled_subset
+from ..corpora import Corpus, cache, cards
+from ..corpora import loaders as ingest
 from ..progress import progress_step
 from ..text.tfidf import WEIGHTINGS, count_terms, distinct_rows, empty_rows, tfidf
 from ..text.tokenize import Analyzer
@@ -36,85 +33,15 @@ PREPROCESS_DEFAULTS = {
 class Representation:
     """The tf-idf matrix of a corpus and what its rows and columns are."""
 
-    X: object
-    corpus: object
+    X: sp.csr_matrix
+    corpus: Corpus
     terms: np.ndarray  # term of each column (term ids as strings when no vocabulary)
     dropped_docs: list = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the preprocessing applied
     n_distinct: int | None = None  # distinct rows of X: the most clusters it can have
 
 
-@dataclass
-class RunResult:
-    """Everything one run produced."""
-
-    corpus: object
-    representation: Representation
-    model: object
-    labels: np.ndarray
-    embedding: np.ndarray
-    metrics: dict
-    timings: dict
-    params: dict
-
-
-class Timer:
-    """Wall time per named stage."""
-
-    def __init__(self):
-        self.seconds = {}
-
-    @contextmanager
-    def stage(self, name):
-        start = time.perf_counter()
-        yield
-        self.seconds[name] = round(time.perf_counter() - start, 4)
-
-
-# Model parameters that have their own command-line option instead of ``--set``.
-RESERVED_SETTINGS = {"n_components": "--k", "random_state": "--seed"}
-SETTING_STAGES = ("corpus", "preprocess", "model")
-
-
-def split_settings(corpus_name, model_name, settings):
-    """Route ``--set name=value`` pairs to the corpus loader, preprocessing or the model.
-
-    A bare name goes to the first of corpus options, preprocessing and model parameters that
-    has it. Prefix it with ``corpus.``, ``preprocess.`` or ``model.`` to choose: ``weighting``
-    alone is the tf-idf weighting, ``model.weighting`` GNMF's graph weighting.
-    """
-    options = {
-        "corpus": [p for p in inspect.signature(resolve_loader(corpus_name)).parameters
-                   if p != "data_dir"],
-        "preprocess": list(PREPROCESS_DEFAULTS),
-        "model": [p for p in MODELS.get(model_name)().get_params()
-                  if p not in RESERVED_SETTINGS],
-    }
-    routed = {stage: {} for stage in SETTING_STAGES}
-    for name, value in settings.items():
-        stage, _, bare = name.rpartition(".")
-        if bare in RESERVED_SETTINGS and stage in ("", "model"):
-            raise InvalidInputError(
-                f"set {bare} with the {RESERVED_SETTINGS[bare]} option, not with --set"
-            )
-        if stage and stage not in SETTING_STAGES:
-            raise InvalidInputError(
-                f"unknown setting prefix {stage!r} in {name!r}; use corpus., preprocess. "
-                f"or model."
-            )
-        stages = [stage] if stage else [s for s in SETTING_STAGES if bare in options[s]]
-        if not stages or bare not in options[stages[0]]:
-            raise InvalidInputError(
-                f"unknown setting {name!r}. Corpus options: "
-                f"{', '.join(options['corpus']) or '-'}; preprocessing: "
-                f"{', '.join(options['preprocess'])}; model {model_name!r}: "
-                f"{', '.join(options['model'])}"
-            )
-        routed[stages[0]][bare] = value
-    return routed
-
-
-def represent(corpus, **options):
+def represent(corpus: Corpus, **options) -> Representation:
     """The weighted documents × terms matrix of ``corpus`` (DESIGN §5.1 by default; a corpus
     whose rows are already weighted, ``metadata["weighted"]``, only gets unit rows).
 
@@ -192,7 +119,7 @@ def _identical(corpus):
     )
 
 
-def load_corpus(name, data_dir=None, **options):
+def load_corpus(name: str, data_dir: str | None = None, **options) -> Corpus:
     """:func:`textcluster.corpora.loaders.load_corpus` through the on-disk cache (:mod:`.cache`): a
     corpus parsed before from the same files with the same options is read back instead."""
     key = cache.corpus_key(name, data_dir, options)
@@ -299,114 +226,7 @@ def _handle_empty(X, corpus, policy):
     return X[keep], corpus.subset(keep), ids
 
 
-def run(corpus_name, model_name, k=None, seed=0, data_dir=None, settings=None,
-        progress=None, labeled_fraction=None, labeled_per_class=None):
-    """Run one model on one corpus and evaluate it; returns a :class:`RunResult`.
-
-    ``settings`` go to the corpus loader, preprocessing or the model (:func:`split_settings`),
-    except ``graph``: ``"knn"`` (default; graph-regularized models build a kNN graph) or the name
-    of the graph the corpus comes with (``"citations"`` for CiteULike), passed to ``fit``.
-    ``progress(label, total)``, when given, returns a context manager that displays the
-    progress of a long stage (documents tokenized, iterations run).
-    ``labeled_fraction`` / ``labeled_per_class``: semi-supervised models see the labels of that
-    share (or number) of each class's documents, drawn with ``seed``; the metrics are then
-    given on all documents and, with the suffix ``_unlabeled``, on the others.
-    """
-    settings = dict(settings or {})
-    graph_choice = settings.pop("graph", "knn")
-    routed = split_settings(corpus_name, model_name, settings)
-    progress = progress or (lambda label, total: nullcontext())
-    timer = Timer()
-    with timer.stage("load"):
-        corpus = load_corpus(corpus_name, data_dir=data_dir, **routed["corpus"])
-    with timer.stage("preprocess"), progress("preprocessing", corpus.n_docs):
-        rep = represent(corpus, **routed["preprocess"])
-    corpus = rep.corpus
-    k = k or (len(corpus.classes) if corpus.labels is not None else None)
-    check_k(k, rep)
-    model = make_model(model_name, n_components=k, random_state=seed, **routed["model"])
-    graph = _document_graph(graph_choice, corpus, model, model_name)
-    y = _seen_labels(corpus, model_name, seed, labeled_fraction, labeled_per_class)
-    with timer.stage("fit"), progress("factorizing", _planned_iterations(model)):
-        embedding = model.fit_transform(rep.X, y, graph=graph)
-    labels = model.labels_
-    with timer.stage("evaluate"):
-        scores = evaluate(corpus, labels, k, model, y)
-    params = {"corpus": corpus_name, "model": model_name, "k": k, "seed": seed,
-              "corpus_options": routed["corpus"],
-              "preprocess": rep.options,
-              "dropped_documents": rep.dropped_docs,
-              "graph": graph_choice,
-              "labeled": {"fraction": labeled_fraction, "per_class": labeled_per_class,
-                          "n_labeled": None if y is None else int((y >= 0).sum())},
-              "model_params": _jsonable(model.get_params())}
-    return RunResult(corpus, rep, model, labels, embedding, scores, timer.seconds, params)
-
-
-UNLABELLED_NOTE = ("the corpus has no class labels: purity, entropy, NMI, accuracy and ARI "
-                   "need labels")
-
-
-def _document_graph(choice, corpus, model, model_name):
-    """The graph passed to ``fit``: None (the model builds its kNN graph) or the corpus' own."""
-    if choice == "knn":
-        return None
-    if choice != corpus.metadata.get("graph") or corpus.graph is None:
-        has = ("no document graph" if corpus.graph is None
-               else f"only the graph {corpus.metadata.get('graph')!r}")
-        raise InvalidInputError(f"--set graph={choice}: corpus {corpus.name!r} has "
-                                f"{has}; use graph=knn (the default)")
-    if not model.uses_document_graph:
-        raise InvalidInputError(
-            f"--set graph={choice}: model {model_name!r} uses no document graph; "
-            f"choose a graph-regularized model such as gnmf"
-        )
-    return corpus.graph
-
-
-def _seen_labels(corpus, model_name, seed, fraction, per_class):
-    """``y`` for a semi-supervised model (class codes of the labelled documents, -1 elsewhere),
-    or None when no labels are asked for."""
-    if fraction is None and per_class is None:
-        return None
-    if model_name not in SEMI_SUPERVISED:
-        raise InvalidInputError(
-            f"model {model_name!r} does not use labels; --labeled-fraction and "
-            f"--labeled-per-class are for {', '.join(sorted(SEMI_SUPERVISED))}"
-        )
-    if corpus.labels is None:
-        raise InvalidInputError(f"corpus {corpus.name!r} has no class labels to show the model")
-    return labeled_subset(corpus.labels, fraction=fraction, per_class=per_class,
-                          random_state=seed)
-
-
-def evaluate(corpus, labels, k, model=None, y=None):
-    """Metrics of a clustering: all five when the corpus has labels, else ``labels: None`` and a
-    note saying so; plus the model's final objective when it records one. With ``y`` (the
-    labels a semi-supervised model saw), also the metrics of the unlabelled documents
-    (suffix ``_unlabeled``)."""
-    scores = {"n_docs": int(len(labels)), "n_clusters": int(k)}
-    if corpus.labels is not None and y is not None:
-        split = evaluate_split(corpus.labels, labels, y)
-        scores.update(split["all"], n_labeled=int((np.asarray(y) >= 0).sum()))
-        if split["unlabelled"] is not None:
-            scores.update({f"{n}_unlabeled": v for n, v in split["unlabelled"].items()})
-    elif corpus.labels is not None:
-        scores.update(metrics.evaluate(corpus.labels, labels))
-    else:
-        scores.update(labels=None, note=UNLABELLED_NOTE)
-    history = getattr(model, "objective_history_", None)
-    if history is not None and len(history):
-        scores["objective"] = float(history[-1])
-    return {**scores, **chosen_settings(model)}
-
-
-def _planned_iterations(model):
-    planned = getattr(model, "planned_iterations", None)
-    return planned() if planned else 1
-
-
-def check_k(k, rep):
+def check_k(k: int | None, rep: Representation) -> None:
     """``k`` clusters need at least ``k`` documents, and ``k`` distinct ones."""
     name, n_docs = rep.corpus.name, rep.X.shape[0]
     if k is None:
@@ -423,8 +243,3 @@ def check_k(k, rep):
             f"corpus {name!r} has {rep.n_distinct} distinct documents (after preprocessing, "
             f"of {n_docs}); k={k} needs at least {k} — lower --k to at most {rep.n_distinct}"
         )
-
-
-def _jsonable(params):
-    return {key: (value if isinstance(value, (int, float, str, bool, type(None)))
-                  else repr(value)) for key, value in params.items()}
