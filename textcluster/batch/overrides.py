@@ -63,18 +63,19 @@ def parse_value(raw: str, key: str = "") -> Any:
     return parsed["value"] if list(parsed) == ["value"] else raw  # one value, not more lines
 
 
-def apply_overrides(config: dict, overrides) -> None:
+def apply_overrides(config: dict, overrides, in_memory=()) -> None:
     """Apply ``overrides`` (``"key=value"`` texts, ``(key, value)`` pairs or a mapping) to the
-    tables ``config``, in place, resolving shortcuts against its corpora and models."""
+    tables ``config``, in place, resolving shortcuts against its corpora and models (those
+    named in ``in_memory`` are data in memory: no loader options)."""
     if isinstance(overrides, Mapping):
         overrides = overrides.items()
     for override in overrides:
         key, value = parse_override(override) if isinstance(override, str) else override
-        for path in resolve_key(config, key):
+        for path in resolve_key(config, key, in_memory):
             set_value(config, path, value)
 
 
-def resolve_key(config: dict, key: str) -> list[str]:
+def resolve_key(config: dict, key: str, in_memory=()) -> list[str]:
     """The dotted paths ``key`` stands for in ``config`` (itself when it is a path)."""
     stage, _, name = key.rpartition(".")
     if key.split(".")[0] in TABLES:
@@ -86,7 +87,7 @@ def resolve_key(config: dict, key: str) -> list[str]:
         )
     if name in PROTOCOL_PARAMS and stage in ("", "model"):
         raise InvalidInputError(f"--set {key}: {name} is set by {PROTOCOL_PARAMS[name]}")
-    options = _options(config)
+    options = _options(config, in_memory)
     for candidate in ([stage] if stage else [*STAGES, "graph"]):
         if candidate == "graph":
             if name == "graph":
@@ -107,11 +108,11 @@ def resolve_key(config: dict, key: str) -> list[str]:
     )
 
 
-def _options(config: dict) -> dict[str, list[list[str]]]:
+def _options(config: dict, in_memory=()) -> dict[str, list[list[str]]]:
     """Per stage, the option names of each corpus or model entry."""
     corpora, models = (_entry_names(config.get(table)) for table in ("corpora", "models"))
     return {
-        "corpus": [_loader_options(name) for name in corpora],
+        "corpus": [[] if name in in_memory else _loader_options(name) for name in corpora],
         "preprocess": [list(PREPROCESS_DEFAULTS) for _ in corpora],
         "model": [_model_params(name) for name in models],
     }

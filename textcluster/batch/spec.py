@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
+from ..corpora import Corpus
 from ..corpora.loaders import loader_options, resolve_loader
 from ..metrics import METRICS, UNLABELED
 from ..models import MODELS, SEMI_SUPERVISED, make_model
@@ -63,6 +64,7 @@ class Pipeline:
     data_dir: str | None
     output: Path
     keep_clusters: bool = False
+    in_memory: tuple = ()  # names of corpora given as objects (textcluster.run on data)
 
     @property
     def ledger_path(self):
@@ -93,12 +95,13 @@ def load_pipeline(path, overrides=(), data_dir=None):
     return make_pipeline(config, str(path), text, overrides, data_dir, default_name=path.stem)
 
 
-def make_pipeline(config, source, text="", overrides=(), data_dir=None, default_name="run"):
+def make_pipeline(config, source, text="", overrides=(), data_dir=None, default_name="run",
+                  in_memory=()):
     """A validated :class:`Pipeline` from the tables ``config`` (read from ``source``)."""
     where = source
     config = copy.deepcopy(config)
     try:
-        apply_overrides(config, overrides)
+        apply_overrides(config, overrides, in_memory)
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
     _check_tables(config, where)
@@ -116,7 +119,8 @@ def make_pipeline(config, source, text="", overrides=(), data_dir=None, default_
     overrides = tuple(f"{o[0]}={o[1]!r}" if isinstance(o, tuple) else str(o)
                       for o in (overrides.items() if isinstance(overrides, dict) else overrides))
     pipeline = Pipeline(name, where, text, overrides, config,
-                        None if data_dir is None else str(data_dir), output, keep_clusters)
+                        None if data_dir is None else str(data_dir), output, keep_clusters,
+                        tuple(in_memory))
     plan = _plan(pipeline)  # validates corpora, models and protocol
     check_published(config, [(m.name, v) for m in plan.models for v, _ in m.points()],
                     where)
@@ -127,8 +131,9 @@ def one_job(corpus, model="gnmf", k=None, seed=0, settings=(), data_dir=None,
             labeled_fraction=None, labeled_per_class=None):
     """The job of ``textcluster run``: a pipeline of one corpus, one model and the whole
     selection (``k`` clusters, default the number of classes), with ``settings`` as
-    ``"key=value"`` texts or ``(key, value)`` pairs (:mod:`.overrides`; bare names are
-    shortcuts)."""
+    ``"key=value"`` texts, ``(key, value)`` pairs or a mapping (:mod:`.overrides`; bare names
+    are shortcuts). ``corpus`` is a name or path, or a :class:`~textcluster.Corpus` in memory
+    (then run with ``run_job(job, corpus=...)``)."""
     MODELS.get(model, suggest=True)  # an unknown name fails before anything else
     labeled = {"labeled_fraction": labeled_fraction, "labeled_per_class": labeled_per_class}
     if any(v is not None for v in labeled.values()) and model not in SEMI_SUPERVISED:
@@ -136,11 +141,13 @@ def one_job(corpus, model="gnmf", k=None, seed=0, settings=(), data_dir=None,
             f"model {model!r} does not use labels; --labeled-fraction and "
             f"--labeled-per-class are for {', '.join(sorted(SEMI_SUPERVISED))}"
         )
+    name = corpus.name if isinstance(corpus, Corpus) else str(corpus)
     protocol = {"kind": "full", "seed": seed, **({} if k is None else {"k": k}),
                 **{key: v for key, v in labeled.items() if v is not None}}
-    config = {"pipeline": {"name": "run"}, "corpora": [{"name": str(corpus)}],
+    config = {"pipeline": {"name": "run"}, "corpora": [{"name": name}],
               "models": [{"name": model}], "protocol": protocol}
-    pipeline = make_pipeline(config, "textcluster run", overrides=settings, data_dir=data_dir)
+    pipeline = make_pipeline(config, "textcluster run", overrides=settings, data_dir=data_dir,
+                             in_memory=[name] if isinstance(corpus, Corpus) else ())
     if count_jobs(pipeline) != 1:
         raise InvalidInputError(
             "run fits one model once: give one value per setting (a list is a grid; grids "
@@ -254,7 +261,8 @@ class _Plan:
 def _plan(pipeline):
     where = pipeline.source
     protocol = _protocol(pipeline.config.get("protocol", {}), where)
-    corpora = [_corpus(entry, where) for entry in pipeline.config["corpora"]]
+    corpora = [_corpus(entry, where, entry.get("name") in pipeline.in_memory)
+               for entry in pipeline.config["corpora"]]
     models = [_model_points(entry, protocol, where) for entry in pipeline.config["models"]]
     _check_protocol_needs(protocol, models, pipeline.config["models"], where)
     _check_unique(corpora, models, where)
@@ -454,15 +462,14 @@ def _is_int(value):
 
 
 # -- corpora ---------------------------------------------------------------------------------
-def _corpus(entry, where):
+def _corpus(entry, where, in_memory=False):
     name = entry["name"]
     where = f"{where}: corpus {name!r}"
-    try:
-        loader = resolve_loader(name)  # an unknown name lists the known ones
+    try:  # an unknown name lists the known ones; data in memory has no loader (nor options)
+        accepted = [] if in_memory else loader_options(resolve_loader(name))
     except UnknownNameError as exc:
         raise UnknownNameError(f"{where}: {exc}") from None
     select = _options(entry, "select", where)
-    accepted = loader_options(loader)
     _check_keys(select, accepted, f"{where} select")
     preprocess = _options(entry, "preprocess", where)
     _check_keys(preprocess, list(PREPROCESS_DEFAULTS), f"{where} preprocess")

@@ -39,6 +39,8 @@ class Corpus:
     graph : scipy.sparse.csr_matrix, shape (n_docs, n_docs), or None
         A document graph that comes with the corpus (e.g. CiteULike's citations): symmetric,
         non-negative, rows and columns in the order of :attr:`ids`.
+    dates : ndarray of datetime64[ns], shape (n_docs,), or None
+        When each document was written (a table's ``date_column``): cluster sizes over time.
 
     Every string is one that every output can hold: a lone surrogate (from a file name that is
     not UTF-8, a JSON ``"\\ud800"``, an SGML ``&#55296;``), which UTF-8 cannot encode, becomes
@@ -55,6 +57,7 @@ class Corpus:
     vocabulary: np.ndarray | None = None
     metadata: dict = field(default_factory=dict)
     graph: sp.csr_matrix | None = None
+    dates: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.name = _escaped(self.name)
@@ -74,6 +77,9 @@ class Corpus:
             self.vocabulary = _escaped_array(self.vocabulary)
             if self.matrix is not None:
                 _check_length("vocabulary", len(self.vocabulary), self.matrix.shape[1])
+        if self.dates is not None:
+            self.dates = np.asarray(self.dates, dtype="datetime64[ns]")
+            _check_length("dates", len(self.dates), n)
         if self.graph is not None:
             self.graph = sp.csr_matrix(self.graph)
             if self.graph.shape != (n, n):
@@ -123,6 +129,7 @@ class Corpus:
             matrix=None if self.matrix is None else self.matrix[index],
             metadata=dict(self.metadata),
             graph=None if self.graph is None else self.graph[index][:, index],
+            dates=None if self.dates is None else self.dates[index],
         )
 
     def select_classes(self, classes: Iterable[str] | None = None,
@@ -162,10 +169,25 @@ class Corpus:
             )
         return self.subset(np.isin(self.labels, keep))
 
+    @classmethod
+    def from_pandas(cls, frame: pd.DataFrame, name: str = "dataframe", text_column: str = "text",
+                    label_column: str | None = "auto", id_column: str | None = "auto",
+                    date_column: str | None = "auto") -> "Corpus":
+        """A text corpus from a DataFrame with one row per document, read as a table file is
+        (:func:`textcluster.corpora.loaders.table.load_table`): ``text_column``, an optional
+        ``label_column`` (``"auto"``: a column named ``label``) and ``id_column`` (``"auto"``:
+        ``id`` or the one unique column named like ``*id``, else the row numbers) and
+        ``date_column`` (``"auto"``: a column named ``date``)."""
+        from .loaders.table import frame_corpus
+
+        return frame_corpus(frame, name, f"DataFrame {name!r}", text_column, label_column,
+                            id_column, date_column)
+
     def to_pandas(self) -> pd.DataFrame:
         """The corpus as a :class:`pandas.DataFrame`, one row per document.
 
-        Columns: ``id``; ``label`` (labelled corpora); ``text`` (text corpora); and for corpora
+        Columns: ``id``; ``label`` (labelled corpora); ``text`` (text corpora); ``date``; and for
+        corpora
         with a matrix, ``terms`` and ``counts``: each document's non-zero columns as two
         parallel lists (term names, or ``term<j>`` without a vocabulary, and their values),
         so that no dense documents × terms table is ever built. The graph is not exported.
@@ -175,6 +197,8 @@ class Corpus:
             columns["label"] = self.labels
         if self.texts is not None:
             columns["text"] = self.texts
+        if self.dates is not None:
+            columns["date"] = self.dates
         if self.matrix is not None:
             columns["terms"], columns["counts"] = _sparse_rows(self.matrix, self._term_names())
         return pd.DataFrame(columns)

@@ -19,14 +19,17 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, fields
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._errors import InvalidInputError
 from ..corpora import Corpus
 from ..metrics import UNLABELED, evaluate
 from ..models import chosen_settings, make_model
+from . import export
 from .prepare import Representation, check_k, load_corpus, represent
 from .protocol import class_subset, evaluate_split, labeled_subset
 
@@ -99,6 +102,19 @@ class JobResult:
                                        else repr(value))
                                  for key, value in self.model.get_params().items()}}
 
+    @property
+    def scores(self) -> np.ndarray:
+        """Each document's confidence in its cluster, in [0, 1] (``clusters.csv``'s score)."""
+        return export.clusters_frame(self)["score"].to_numpy()
+
+    def top_terms(self, n_terms: int = 10) -> pd.DataFrame:
+        """``cluster, rank, term, weight``: each cluster's heaviest terms."""
+        return export.top_terms(self, n_terms=n_terms)
+
+    def save(self, out_dir) -> Path:
+        """Write ``clusters.csv``, ``cluster_terms.csv``, ``metrics.json`` and ``run.json``."""
+        return export.write_run(self, out_dir)
+
     def objective(self, history: bool = False) -> list[float]:
         """The objective per iteration (``history``) or just the final one (k-means models:
         their inertia); [] when the model records none."""
@@ -134,7 +150,13 @@ class RepresentationCache:
         self.size = size
         self._entries: OrderedDict[str, Representation] = OrderedDict()
 
-    def get(self, job: Job, timer: Timer, progress: Progress) -> Representation:
+    def get(self, job: Job, timer: Timer, progress: Progress,
+            corpus: Corpus | None = None) -> Representation:
+        """The represented corpus of ``job``: ``corpus`` when given (data in memory, not
+        kept), else the one loaded by name."""
+        if corpus is not None:
+            with timer.stage("preprocess"), progress("preprocessing", corpus.n_docs):
+                return represent(corpus, **job.selection["preprocess"])
         key = json.dumps([job.corpus, job.selection["select"], job.selection["preprocess"],
                           job.data_dir], sort_keys=True)
         if key in self._entries:
@@ -159,16 +181,18 @@ def _no_progress(label: str, total: int) -> AbstractContextManager:
 
 
 def run_job(job: Job, progress: Progress | None = None,
-            representations: RepresentationCache | None = None) -> JobResult:
+            representations: RepresentationCache | None = None,
+            corpus: Corpus | None = None) -> JobResult:
     """Fit and score ``job``; raises :class:`~textcluster.TextclusterError` for bad input.
 
     ``progress(label, total)``, when given, returns a context manager that displays the
     progress of a long stage (documents tokenized, iterations run). ``representations`` keeps
-    represented corpora between jobs (none kept by default).
+    represented corpora between jobs (none kept by default). ``corpus``: the job's corpus
+    when it is data in memory (:func:`textcluster.batch.spec.one_job` on a Corpus).
     """
     progress = progress or _no_progress
     timer = Timer()
-    rep = (representations or RepresentationCache(size=0)).get(job, timer, progress)
+    rep = (representations or RepresentationCache(size=0)).get(job, timer, progress, corpus)
     with timer.stage("select"):
         rows = select_documents(rep.corpus, job)
         corpus = rep.corpus if job.draw is None else rep.corpus.subset(rows)

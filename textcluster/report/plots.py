@@ -35,6 +35,7 @@ __all__ = [
     "FORMATS",
     "ablation_bars",
     "clip_limits",
+    "clusters_over_time",
     "metric_vs_k",
     "metric_vs_parameter",
     "objective_traces",
@@ -222,6 +223,23 @@ def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str =
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective")
+    _legend(figure, ax)
+    return figure
+
+
+def clusters_over_time(frame: pd.DataFrame, title: str = "") -> Figure:
+    """Documents per period, one line per cluster. ``frame``: rows ``period, cluster,
+    n_docs`` (:func:`textcluster.pipeline.timeline.clusters_over_time`)."""
+    figure, ax = _figure(title)
+    wide = frame.pivot(index="period", columns="cluster", values="n_docs")
+    x = pd.to_datetime(wide.index)
+    for cluster in wide.columns:
+        ax.plot(x, wide[cluster].to_numpy(), marker="o", markersize=3, linewidth=1.2,
+                label=f"cluster {cluster}")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("period")
+    ax.set_ylabel("documents")
+    figure.autofmt_xdate()
     _legend(figure, ax)
     return figure
 

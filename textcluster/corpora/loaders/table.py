@@ -4,7 +4,10 @@ or a Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
 One row per document: a text column (``text_column``, default ``"text"``), an optional label
 column and an optional id column. ``label_column="auto"`` (the default) uses a column named
 ``label`` when there is one; ``None`` or ``"none"`` reads no labels; any other name must exist.
-``id_column="auto"`` uses a column named ``id`` when there is one, else the row number.
+``id_column="auto"`` uses a column named ``id``, else the one column named like an id
+(``ticket_id``, ``Doc ID``, ``DocID``) whose values are unique, else the row number;
+``metadata["id_column"]`` says which (``None``: row numbers). ``date_column="auto"`` reads a
+column named ``date`` as the documents' dates (:attr:`Corpus.dates`). A named column must exist.
 
 Text files are read as UTF-8 (a byte-order mark is allowed); a file that is not valid UTF-8 is
 read as Latin-1 instead (every byte maps to a character) and ``metadata["latin1_fallback"]``
@@ -14,6 +17,8 @@ is true. Missing texts become empty documents (which the run then reports, or dr
 
 import json
 import lzma
+import re
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -49,8 +54,8 @@ def table_files(path: StrPath, **_options: object) -> list[Path]:
 
 @reads(table_files)
 def load_table(path: StrPath, text_column: str = "text", label_column: str | None = "auto",
-               id_column: str | None = "auto", min_class_size: int | None = None,
-               top: int | None = None) -> Corpus:
+               id_column: str | None = "auto", date_column: str | None = "auto",
+               min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """Load the documents of one table file (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
@@ -63,7 +68,7 @@ def load_table(path: StrPath, text_column: str = "text", label_column: str | Non
         )
     frame, fallback = _read_frame(path, fmt)
     corpus = frame_corpus(frame, _table_name(path), f"{path}", text_column, label_column,
-                          id_column)
+                          id_column, date_column)
     corpus.metadata.update(source=str(path), format=fmt, latin1_fallback=fallback)
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
@@ -81,6 +86,7 @@ def _table_name(path):
 def load_hf(name: str, split: str = "train", config: str | None = None,
             data_files: str | list[str] | dict | None = None, text_column: str = "text",
             label_column: str | None = "auto", id_column: str | None = "auto",
+            date_column: str | None = "auto",
             cache_dir: StrPath | None = None, min_class_size: int | None = None,
             top: int | None = None) -> Corpus:
     """A Hugging Face dataset: ``datasets.load_dataset(name, config, split=split,
@@ -90,16 +96,17 @@ def load_hf(name: str, split: str = "train", config: str | None = None,
     datasets = require("datasets", extra="hf", feature="a Hugging Face dataset (hf:NAME)")
     dataset = _hf_dataset(datasets, name, config, split, data_files, cache_dir)
     where = f"Hugging Face dataset {name!r} (split {split!r})"
-    columns = [c for c in (text_column, _maybe(label_column), _maybe(id_column))
-               if c and c != "auto"]
+    columns = [c for c in (text_column, _maybe(label_column), _maybe(id_column),
+                           _maybe(date_column)) if c and c != "auto"]
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
         raise _missing_column(missing[0], dataset.column_names, where)
     keep = [c for c in dataset.column_names
-            if c in columns or c in ("label", "id")]
+            if c in columns or c in ("label", "date") or _ID_NAME.search(c)]
     frame = dataset.select_columns(keep).to_pandas()
     _class_names(dataset, frame)
-    corpus = frame_corpus(frame, name, where, text_column, label_column, id_column)
+    corpus = frame_corpus(frame, name, where, text_column, label_column, id_column,
+                          date_column)
     corpus.metadata.update(source=f"{HF_PREFIX}{name}", split=split, config=config,
                            data_files=data_files, latin1_fallback=False)
     return corpus.select_classes(min_class_size=min_class_size, top=top)
@@ -256,7 +263,8 @@ def _parse(path, read):
 # -- from a table to a corpus ----------------------------------------------------------------
 
 
-def frame_corpus(frame, name, where, text_column="text", label_column="auto", id_column="auto"):
+def frame_corpus(frame, name, where, text_column="text", label_column="auto", id_column="auto",
+                 date_column="auto"):
     """A text corpus from a DataFrame; ``where`` names the source in error messages."""
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
@@ -264,13 +272,50 @@ def frame_corpus(frame, name, where, text_column="text", label_column="auto", id
     if text_column not in columns:
         raise _missing_column(text_column, columns, where)
     labels = _labels(frame, _column(label_column, "label", columns, where), where)
+    id_name = (_id_column(frame, columns, text_column) if id_column == "auto"
+               else _column(id_column, "id", columns, where))
     return Corpus(
         name=name,
-        ids=_ids(frame, _column(id_column, "id", columns, where), where),
+        ids=_ids(frame, id_name, where),
         labels=labels,
         texts=[_text(v) for v in frame[text_column]],
-        metadata={"text_column": text_column},
+        metadata={"text_column": text_column, "id_column": id_name},
+        dates=_dates(frame, _column(date_column, "date", columns, where), where),
     )
+
+
+def _dates(frame, column, where):
+    """The column's dates (any format pandas reads; times in UTC), or None."""
+    if column is None:
+        return None
+    values = frame[column]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "could not infer format"
+        dates = pd.to_datetime(values, errors="coerce", utc=True)
+    bad = np.flatnonzero(dates.isna().to_numpy())
+    if bad.size:
+        raise CorpusFormatError(
+            f"{where}: {bad.size} row(s) have no readable date in {column!r} (rows "
+            f"{_rows(bad)}, e.g. {values.iloc[bad[0]]!r}); write them as 2026-11-24 or "
+            f"2026-11-24T08:30, or pass --set date_column=none"
+        )
+    return dates.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+
+
+# ``ticket_id``, ``doc-id``, ``Doc ID``, ``docId``, ``DocID`` (not ``valid`` or ``paid``).
+_ID_NAME = re.compile(r"(?:^|[_\-\s.])[iI][dD]$|[a-z0-9](?:Id|ID)$")
+
+
+def _id_column(frame, columns, text_column):
+    """The id column ``id_column="auto"`` finds: ``id``, else the one column named like
+    ``*id`` with unique values; None (row numbers) when there is none or more than one."""
+    if "id" in columns:
+        return "id"
+    named = [c for c in columns if _ID_NAME.search(c) and c != text_column]
+    original = dict(zip(columns, frame.columns))
+    unique = [c for c in named
+              if not frame[original[c]].isna().any() and frame[original[c]].is_unique]
+    return unique[0] if len(unique) == 1 else None
 
 
 def _column(choice, default, columns, where):
