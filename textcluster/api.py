@@ -17,10 +17,12 @@ from .corpora import Corpus, cache
 from .pipeline import JobResult, run_job
 from .pipeline.job import Progress
 
+Settings = Mapping[str, Any] | Iterable[str | tuple[str, Any]]  # {"lam": 10}, ["lam=10"]
+
 
 def run(data: Any, model: str = "gnmf", k: int | None = None, seed: int = 0,
         data_dir: str | None = None,
-        settings: Mapping[str, Any] | Iterable[str] | None = None,
+        settings: Settings | None = None,
         progress: Progress | None = None, labeled_fraction: float | None = None,
         labeled_per_class: int | None = None, use_cache: bool = True) -> JobResult:
     """Cluster ``data`` with ``model`` and score it: what ``textcluster run`` does.
@@ -72,8 +74,7 @@ def run(data: Any, model: str = "gnmf", k: int | None = None, seed: int = 0,
 TABLE_OPTIONS = ("text_column", "label_column", "id_column", "date_column")
 
 
-def as_corpus(data: Any, settings: Mapping[str, Any] | Iterable[str] = ()
-              ) -> tuple[Corpus, Mapping[str, Any] | Iterable[str]]:
+def as_corpus(data: Any, settings: Settings = ()) -> tuple[Corpus, Settings]:
     """``data`` in memory as a :class:`Corpus`, and the settings left once the table options
     (``text_column``, ``label_column``, ``id_column``, ``date_column``) have been used."""
     if isinstance(data, Corpus):
