@@ -12,7 +12,8 @@ from .._errors import DataNotFoundError, InvalidInputError
 from ..corpora import Corpus, cache, cards
 from ..corpora import loaders as ingest
 from ..progress import progress_step
-from ..text.tfidf import WEIGHTINGS, count_terms, distinct_rows, empty_rows, tfidf
+from ..text.tfidf import (WEIGHTINGS, Vectorizer, count_terms, distinct_rows, empty_rows,
+                          fit_tfidf)
 from ..text.tokenize import Analyzer
 
 # Preprocessing parameters and their defaults (DESIGN §5.1).
@@ -39,6 +40,7 @@ class Representation:
     dropped_docs: list = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the preprocessing applied
     n_distinct: int | None = None  # distinct rows of X: the most clusters it can have
+    vectorizer: Vectorizer | None = None  # puts new documents into the columns of X
 
 
 def represent(corpus: Corpus, **options) -> Representation:
@@ -61,7 +63,7 @@ def represent(corpus: Corpus, **options) -> Representation:
         counts, vocabulary = corpus.matrix, corpus.vocabulary
     _check_counts(corpus, counts)
     with _naming(corpus):
-        X, kept = tfidf(counts, weighting=opts["weighting"])
+        X, kept, idf = fit_tfidf(counts, weighting=opts["weighting"])
     if X.shape[1] == 0:
         raise InvalidInputError(
             f"every term of corpus {corpus.name!r} occurs in every one of its {corpus.n_docs} "
@@ -72,11 +74,43 @@ def represent(corpus: Corpus, **options) -> Representation:
         )
     terms = (np.asarray(vocabulary)[kept] if vocabulary is not None
              else np.array([f"term{j}" for j in kept]))
+    vectorizer = _vectorizer(corpus, terms, idf, opts)
     X, corpus, dropped = _handle_empty(X, corpus, opts["empty_documents"])
     n_distinct = distinct_rows(X)
     if n_distinct == 1:
         raise _identical(corpus)
-    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped, opts, n_distinct)
+    return Representation(X.astype(opts["dtype"]), corpus, terms, dropped, opts, n_distinct,
+                          vectorizer)
+
+
+def _vectorizer(corpus, terms, idf, opts):
+    """The fitted columns, for new documents; None when terms repeat (a matrix corpus'
+    vocabulary with a term twice), as new counts could not be matched to them by term."""
+    terms = np.asarray(terms).astype(str)
+    if len(np.unique(terms)) != len(terms):
+        return None
+    return Vectorizer(terms, idf, opts["weighting"], opts["dtype"], opts,
+                      source="texts" if corpus.texts is not None else "matrix")
+
+
+def vectorize(corpus: Corpus, vectorizer: Vectorizer) -> tuple[sp.csr_matrix, Corpus, list]:
+    """New documents as rows of a fitted representation's matrix (``rep.vectorizer``):
+    ``(X, documents, dropped ids)``.
+
+    Texts are tokenized and counted as the training texts were, a count matrix is matched to
+    the training vocabulary by term; unknown terms are dropped, and the training idf weighs
+    the rest. Documents without any known term follow the training's ``empty_documents``:
+    left out with a warning (``"drop"``, their ids returned) or an error naming them."""
+    if corpus.texts is None and corpus.matrix is None:
+        raise InvalidInputError(f"corpus {corpus.name!r} has neither texts nor a matrix")
+    if corpus.n_docs == 0:
+        raise InvalidInputError(f"corpus {corpus.name!r} has no documents")
+    with _naming(corpus):
+        if corpus.texts is not None:
+            X = vectorizer.transform(_reporting(corpus.texts))
+        else:
+            X = vectorizer.transform_matrix(corpus.matrix, corpus.vocabulary)
+    return _drop_unknown(X, corpus, vectorizer.options.get("empty_documents", "drop"))
 
 
 @contextmanager
@@ -222,6 +256,27 @@ def _handle_empty(X, corpus, policy):
             f"preprocessing (stop_words, min_df) or check the corpus")
     warnings.warn(f"{what} and are left out of the clustering (run.json lists them; "
                   f"--set empty_documents=error stops instead)", UserWarning, stacklevel=3)
+    keep = np.setdiff1d(np.arange(X.shape[0]), empty)
+    return X[keep], corpus.subset(keep), ids
+
+
+def _drop_unknown(X, corpus, policy):
+    """New documents with no term of the model's vocabulary cannot be placed: the training
+    policy leaves them out with a warning, or refuses them."""
+    empty = empty_rows(X)
+    if len(empty) == 0:
+        return X, corpus, []
+    ids = [str(corpus.ids[i]) for i in empty]
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    what = (f"{len(ids)} of the {X.shape[0]} document(s) of corpus {corpus.name!r} have no "
+            f"term of the model's vocabulary after preprocessing (ids: {shown})")
+    if len(ids) == X.shape[0]:
+        raise InvalidInputError(f"{what}: none can be assigned. Are they in the training "
+                                f"corpus' language and domain (and is the text column right)?")
+    if policy != "drop":
+        raise InvalidInputError(f"{what}, and the model was fitted with "
+                                f"empty_documents=error. Remove them to assign the others")
+    warnings.warn(f"{what} and are left out", UserWarning, stacklevel=3)
     keep = np.setdiff1d(np.arange(X.shape[0]), empty)
     return X[keep], corpus.subset(keep), ids
 

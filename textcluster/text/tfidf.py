@@ -3,13 +3,20 @@
 The default weighting is the one of the GNMF papers (Deng Cai's code, DESIGN §5.1):
 ``w = (1 + ln tf) · ln(N / df)``, each document then scaled to unit L2 norm, and term columns
 that end up all-zero (a term in every document, or in none) dropped.
+
+A weighting is a term-frequency transform times a per-term weight (the idf) learnt from the
+counts it is fitted on. :func:`fit_tfidf` returns that idf with the matrix, and a
+:class:`Vectorizer` keeps it with the vocabulary, so that new documents get exactly the
+columns and weights of the fitted matrix (:meth:`Vectorizer.transform`).
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize as _normalize_rows
 
 from .._compat import InvalidParameterError
@@ -18,6 +25,9 @@ from ..registry import Registry
 from .tokenize import Analyzer
 
 WEIGHTINGS = Registry("tf-idf weighting")
+
+# The preprocessing options that make an Analyzer.
+ANALYZER_OPTIONS = ("stop_words", "lowercase", "normalize")
 
 
 def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | None = None,
@@ -46,38 +56,64 @@ def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | Non
     return counts.tocsr(), vectorizer.get_feature_names_out()
 
 
-@WEIGHTINGS.register("cai")
-def cai_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
-    """``(1 + ln tf) · ln(N / df)`` (Deng Cai's ``tfidf.m``)."""
-    counts = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-    if counts.nnz and counts.data.min() < 1:
-        raise InvalidInputError(
-            f"the 'cai' weighting (1 + ln tf) needs term counts of at least 1, but one is "
-            f"{counts.data.min():g}: it would get a negative weight. For weighted or fractional "
-            f"values choose --set weighting=tf (or weighting=sklearn)"
-        )
-    df = np.bincount(counts.indices, minlength=counts.shape[1])
-    idf = np.log(counts.shape[0] / np.maximum(df, 1))
-    counts.data = 1.0 + np.log(counts.data)
-    return counts @ sp.diags(idf)
+@dataclass(frozen=True)
+class Weighting:
+    """A tf-idf weighting: each count's term-frequency transform (``tf`` or ``1 + ln tf``)
+    times its term's weight ``idf(df, n_docs)`` (none: weight 1), fitted on the counts."""
+
+    name: str
+    sublinear: bool  # 1 + ln tf instead of tf
+    idf_of: Callable[[np.ndarray, int], np.ndarray] | None  # (df, n_docs) → weight per term
+    min_count: float = 0.0  # smaller counts are refused (1 + ln tf < 0 below 1/e)
+
+    def fit_idf(self, counts: sp.csr_matrix) -> np.ndarray:
+        """The weight of each column of ``counts`` (float64; ones without an idf)."""
+        if self.idf_of is None:
+            return np.ones(counts.shape[1])
+        df = np.bincount(counts.indices, minlength=counts.shape[1])
+        return np.asarray(self.idf_of(df, counts.shape[0]), dtype=np.float64)
+
+    def weigh(self, counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+        """``counts`` (CSR, float64) weighted entry by entry with the column weights ``idf``,
+        entries in the order given."""
+        X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+        if self.sublinear:
+            if X.nnz and X.data.min() < self.min_count:
+                raise InvalidInputError(
+                    f"the {self.name!r} weighting (1 + ln tf) needs term counts of at least "
+                    f"{self.min_count:g}, but one is {X.data.min():g}: it would get a negative "
+                    f"weight. For weighted or fractional values choose --set weighting=tf (or "
+                    f"weighting=sklearn)"
+                )
+            X.data = 1.0 + np.log(X.data)
+        if self.idf_of is not None:
+            X.data = X.data * idf[X.indices]
+        return X
+
+    def __call__(self, counts: sp.spmatrix) -> sp.csr_matrix:
+        """``counts`` weighted with the idf fitted on them."""
+        counts = sp.csr_matrix(counts, dtype=np.float64)
+        return self.weigh(counts, self.fit_idf(counts))
 
 
-@WEIGHTINGS.register("sklearn")
-def sklearn_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
-    """scikit-learn's default: ``tf · (ln((1 + N) / (1 + df)) + 1)``."""
-    return TfidfTransformer(norm=None).fit_transform(counts)
+def _cai_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    return np.log(n_docs / np.maximum(df, 1))
 
 
-@WEIGHTINGS.register("sklearn-sublinear")
-def sklearn_sublinear_tfidf(counts: sp.spmatrix) -> sp.spmatrix:
-    """scikit-learn with ``sublinear_tf=True``: ``(1 + ln tf) · (ln((1 + N) / (1 + df)) + 1)``."""
-    return TfidfTransformer(norm=None, sublinear_tf=True).fit_transform(counts)
+def _smooth_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """scikit-learn's ``TfidfTransformer`` idf (``smooth_idf=True``)."""
+    return np.log((n_docs + 1) / (df + 1.0)) + 1.0
 
 
-@WEIGHTINGS.register("tf")
-def raw_tf(counts: sp.spmatrix) -> sp.spmatrix:
-    """Raw term counts (no idf)."""
-    return sp.csr_matrix(counts, dtype=np.float64, copy=True)
+# ``(1 + ln tf) · ln(N / df)`` (Deng Cai's ``tfidf.m``).
+cai_tfidf = WEIGHTINGS.register("cai", Weighting("cai", True, _cai_idf, min_count=1))
+# scikit-learn's default: ``tf · (ln((1 + N) / (1 + df)) + 1)``.
+sklearn_tfidf = WEIGHTINGS.register("sklearn", Weighting("sklearn", False, _smooth_idf))
+# scikit-learn with ``sublinear_tf=True``: ``(1 + ln tf) · (ln((1 + N) / (1 + df)) + 1)``.
+sklearn_sublinear_tfidf = WEIGHTINGS.register(
+    "sklearn-sublinear", Weighting("sklearn-sublinear", True, _smooth_idf))
+# Raw term counts (no idf).
+raw_tf = WEIGHTINGS.register("tf", Weighting("tf", False, None))
 
 
 def tfidf(counts: sp.spmatrix, weighting: str = "cai", normalize: bool = True,
@@ -96,27 +132,67 @@ def tfidf(counts: sp.spmatrix, weighting: str = "cai", normalize: bool = True,
     X : csr_matrix, float64
     kept : ndarray of int, the original column index of each column of ``X``.
     """
-    counts = sp.csr_matrix(counts, copy=True)
-    counts.eliminate_zeros()  # stored zeros would count in df and give ln 0 = -inf
-    if not np.all(np.isfinite(counts.data)):
-        raise InvalidInputError("term counts must be finite (found NaN or infinity)")
-    if counts.nnz and counts.data.min() < 0:
-        raise InvalidInputError("term counts must be non-negative")
+    X, kept, _ = fit_tfidf(counts, weighting, normalize, drop_empty_terms)
+    return X, kept
+
+
+def fit_tfidf(counts: sp.spmatrix, weighting: str = "cai", normalize: bool = True,
+              drop_empty_terms: bool = True) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """:func:`tfidf`, and the weight (idf) of each kept column: ``(X, kept, idf)``.
+    :func:`weigh_rows` with that idf gives the same rows for the kept columns' counts."""
+    scheme = WEIGHTINGS.get(weighting)
+    counts = checked_counts(counts)
     used = None
     if drop_empty_terms:  # weigh only the terms that occur: memory follows them, not the shape
         used, columns = np.unique(counts.indices, return_inverse=True)
         counts = sp.csr_matrix((counts.data, columns.ravel(), counts.indptr),
                                shape=(counts.shape[0], used.size))
-    X = sp.csr_matrix(WEIGHTINGS.get(weighting)(counts))
+    idf = scheme.fit_idf(counts)
+    X = scheme.weigh(counts, idf)
     X.eliminate_zeros()
     kept = np.arange(X.shape[1])
     if drop_empty_terms:
         kept = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
         X = X[:, kept]
-    if normalize and X.shape[1]:  # by the largest entry first: no square overflows
-        X = _normalize_rows(_normalize_rows(X, norm="max", copy=False), norm="l2", copy=False)
+    X = unit_rows(X, normalize)
+    return X, kept if used is None else used[kept], idf[kept]
+
+
+def weigh_rows(counts: sp.spmatrix, weighting: str, idf: np.ndarray,
+               normalize: bool = True) -> sp.csr_matrix:
+    """New documents' counts over fitted columns, weighted with the fitted ``idf`` and scaled
+    to unit rows as :func:`fit_tfidf` does (float64); a document without a term stays
+    empty."""
+    counts = checked_counts(counts)
+    if counts.shape[1] != len(idf):
+        raise InvalidInputError(f"the counts have {counts.shape[1]} columns, the weights "
+                                f"{len(idf)}")
+    X = WEIGHTINGS.get(weighting).weigh(counts, np.asarray(idf, dtype=np.float64))
+    X.eliminate_zeros()
+    return unit_rows(X, normalize)
+
+
+def checked_counts(counts: sp.spmatrix | np.ndarray) -> sp.csr_matrix:
+    """``counts`` as a canonical CSR copy (duplicates summed, indices sorted, no stored
+    zeros), refused when not finite or negative."""
+    counts = sp.csr_matrix(counts, copy=True)
+    counts.sum_duplicates()
+    counts.eliminate_zeros()  # stored zeros would count in df and give ln 0 = -inf
+    if not np.all(np.isfinite(counts.data)):
+        raise InvalidInputError("term counts must be finite (found NaN or infinity)")
+    if counts.nnz and counts.data.min() < 0:
+        raise InvalidInputError("term counts must be non-negative")
+    return counts
+
+
+def unit_rows(X: sp.csr_matrix, normalize: bool = True) -> sp.csr_matrix:
+    """``X`` with sorted indices and, with ``normalize``, each row scaled to unit L2 norm (by
+    its largest entry first: no square overflows). Sorting first fixes the order in which a
+    row's squares are summed, so the same row always gets the same norm."""
     X.sort_indices()
-    return X, kept if used is None else used[kept]
+    if normalize and X.shape[1]:
+        X = _normalize_rows(_normalize_rows(X, norm="max", copy=False), norm="l2", copy=False)
+    return X
 
 
 def empty_rows(X: sp.spmatrix) -> np.ndarray:
@@ -136,3 +212,114 @@ def distinct_rows(X: sp.spmatrix | np.ndarray) -> int:
         X.eliminate_zeros()
     bounds = zip(X.indptr[:-1], X.indptr[1:])
     return len({(X.indices[a:b].tobytes(), X.data[a:b].tobytes()) for a, b in bounds})
+
+
+@dataclass(frozen=True, eq=False)
+class Vectorizer:
+    """The fitted columns of a tf-idf matrix, to put new documents into them.
+
+    ``vocabulary`` holds the term of each column (``term<j>`` for column ``j`` of a count
+    matrix without a vocabulary), ``idf`` its weight under ``weighting`` (ones for ``tf``), as
+    fitted on the training counts. ``options`` are the preprocessing options of the training
+    run (:data:`textcluster.pipeline.prepare.PREPROCESS_DEFAULTS`: the tokenizer's settings
+    among them); ``source`` says whether it was fitted on ``"texts"`` or on a count
+    ``"matrix"``.
+
+    :meth:`transform` tokenizes and counts new texts over the vocabulary (unknown terms are
+    dropped), weighs them with the training idf and scales them to unit rows in ``dtype``: on
+    the training texts it gives the training matrix, bit for bit (less the documents it left
+    out as empty). :meth:`transform_matrix` does the same from counts over a vocabulary.
+    """
+
+    vocabulary: np.ndarray
+    idf: np.ndarray
+    weighting: str
+    dtype: str = "float64"
+    options: dict[str, Any] = field(default_factory=dict)
+    source: str = "texts"
+
+    def __post_init__(self) -> None:
+        vocabulary = np.asarray(self.vocabulary)
+        if vocabulary.ndim != 1 or vocabulary.size == 0 or not (
+                vocabulary.dtype.kind == "U" or all(isinstance(t, str) for t in vocabulary)):
+            raise InvalidInputError("a vectorizer's vocabulary must be a non-empty list of "
+                                    "terms")
+        object.__setattr__(self, "vocabulary", vocabulary.astype(str))
+        object.__setattr__(self, "idf", np.asarray(self.idf, dtype=np.float64))
+        if self.idf.shape != self.vocabulary.shape:
+            raise InvalidInputError(f"the vectorizer has {len(self.vocabulary)} terms but "
+                                    f"{self.idf.size} term weights")
+        if len(np.unique(self.vocabulary)) != len(self.vocabulary):
+            raise InvalidInputError("the vectorizer's vocabulary has a term twice")
+        if not np.all(np.isfinite(self.idf)):
+            raise InvalidInputError("the vectorizer's term weights must be finite")
+        WEIGHTINGS.get(self.weighting)  # an unknown weighting names the known ones
+        if self.dtype not in ("float32", "float64"):
+            raise InvalidInputError(f"dtype must be float64 or float32, got {self.dtype!r}")
+        if self.source not in ("texts", "matrix"):
+            raise InvalidInputError(f"source must be 'texts' or 'matrix', got {self.source!r}")
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.vocabulary)
+
+    def analyzer(self) -> Analyzer:
+        """The tokenizer of the training run."""
+        return Analyzer(**{name: self.options[name] for name in ANALYZER_OPTIONS
+                           if name in self.options})
+
+    def count(self, texts: Iterable[str]) -> sp.csr_matrix:
+        """Term counts of ``texts`` over the vocabulary (terms not in it are dropped)."""
+        if self.source != "texts":
+            raise InvalidInputError(
+                "the model was fitted on a term-count matrix, not on texts, so textcluster "
+                "does not know how its terms were made: give the new documents as term counts "
+                "with a vocabulary (a matrix corpus) instead of texts")
+        counter = CountVectorizer(analyzer=self.analyzer(), vocabulary=list(self.vocabulary),
+                                  dtype=np.float64)
+        return sp.csr_matrix(counter.transform(texts))
+
+    def match_columns(self, matrix: sp.spmatrix | np.ndarray,
+                      vocabulary: Sequence[str] | np.ndarray | None = None) -> sp.csr_matrix:
+        """The counts ``matrix`` (documents × its terms) over the vectorizer's vocabulary:
+        columns matched by term (``vocabulary``, else ``term<j>`` for column ``j``), columns
+        of unknown terms dropped, columns of a term given twice added up."""
+        matrix = sp.csr_matrix(matrix)
+        names = (np.asarray(vocabulary).astype(str) if vocabulary is not None
+                 else np.array([f"term{j}" for j in range(matrix.shape[1])]))
+        if len(names) != matrix.shape[1]:
+            raise InvalidInputError(f"the matrix has {matrix.shape[1]} columns but "
+                                    f"{len(names)} terms")
+        order = np.argsort(self.vocabulary)
+        at = np.searchsorted(self.vocabulary, names, sorter=order).clip(max=self.n_terms - 1)
+        target = order[at]
+        known = self.vocabulary[target] == names
+        if len(names) and not known.any():
+            what = ("has no vocabulary and none of its column numbers is one of the model's "
+                    "terms (term<j>)" if vocabulary is None
+                    else f"shares no term with the model's {self.n_terms} terms")
+            raise InvalidInputError(
+                f"the count matrix {what}: it cannot be put into the model's columns. Give "
+                f"the new documents' counts over the training vocabulary")
+        kept = matrix[:, np.flatnonzero(known)].tocsr()
+        counts = sp.csr_matrix((kept.data, target[known][kept.indices], kept.indptr),
+                               shape=(matrix.shape[0], self.n_terms))
+        counts.sum_duplicates()
+        return counts
+
+    def transform_counts(self, counts: sp.spmatrix | np.ndarray) -> sp.csr_matrix:
+        """Counts over the vocabulary (documents × :attr:`n_terms`) weighted with the training
+        idf, unit rows, in :attr:`dtype`; a document without a known term is an empty row."""
+        X = weigh_rows(counts, self.weighting, self.idf)
+        return X.astype(self.dtype)
+
+    def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
+        """New texts as rows of the training matrix (see the class docstring)."""
+        return self.transform_counts(self.count(texts))
+
+    def transform_matrix(self, matrix: sp.spmatrix | np.ndarray,
+                         vocabulary: Sequence[str] | np.ndarray | None = None
+                         ) -> sp.csr_matrix:
+        """New documents given as counts over ``vocabulary`` (:meth:`match_columns`) as rows
+        of the training matrix."""
+        return self.transform_counts(self.match_columns(matrix, vocabulary))
