@@ -297,7 +297,8 @@ def test_clusters_frame(nmf_result):
 def test_write_run_leaves_no_temporary_files(nmf_result, tmp_path):
     out = export.write_run(nmf_result, tmp_path / "a" / "b")
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["cluster_terms.csv", "clusters.csv", "metrics.json", "run.json"]
+    assert names == ["cluster_centroids.npz", "cluster_terms.csv", "clusters.csv", "metrics.json",
+                     "run.json"]
     run = json.loads((out / "run.json").read_text())
     assert run["n_iter"] == len(run["objective_history"]) - 1
     assert json.loads((out / "metrics.json").read_text())["timings"] == nmf_result.timings

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..api import run
 from ..models import MODELS
+from ..pipeline.align import align_result, read_previous, write_alignment
 from ..pipeline.export import top_terms, write_run
 from ._common import ProgressBar, data_dir_option, user_errors
 
@@ -36,10 +37,14 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
               help="Semi-supervised models: show them this many labels per class.")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the cache of parsed corpora and term counts.")
+@click.option("--align-to", type=click.Path(file_okay=False), default=None,
+              metavar="PREVIOUS_OUT",
+              help="Renumber the clusters to best match those of an earlier run (its --out "
+                   "folder) and write changes.csv and moved.csv into --out.")
 @data_dir_option
 @user_errors
 def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction,
-                labeled_per_class, no_cache, data_dir):
+                labeled_per_class, no_cache, data_dir, align_to):
     """Cluster one corpus with one model, print the metrics and write the results.
 
     CORPUS is a corpus name (tdt2, reuters, reuters-cai, sector, citeulike-t:tags, ...),
@@ -58,13 +63,19 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
     MODELS.get(model, suggest=True)  # an unknown name fails before the folder is made
     if out:  # fail now, not after a long run, when the folder cannot be created
         Path(out).mkdir(parents=True, exist_ok=True)
+    previous = read_previous(align_to) if align_to else None  # a wrong folder fails now
     result = run(corpus, model, k=k, seed=seed, data_dir=data_dir, settings=settings,
                  progress=ProgressBar, labeled_fraction=labeled_fraction,
                  labeled_per_class=labeled_per_class, use_cache=not no_cache)
+    alignment = align_result(result, previous) if previous else None  # before any output
     click.echo(format_table(result))
+    if alignment:
+        click.echo(alignment.summary)
     if n_terms:
         click.echo(format_top_terms(result, n_terms))
     if out:
+        if alignment:
+            write_alignment(alignment, out)
         click.echo(f"results written to {write_run(result, out)}")
 
 

@@ -18,6 +18,8 @@ from ..metrics import nmi
 
 
 TERM_PROFILES = ("centroid", "basis")
+CLUSTERS_FILE = "clusters.csv"
+CENTROIDS_FILE = "cluster_centroids.npz"  # clusters (k,), rows (k × m), terms (m,): no pickle
 UNLABELLED_NOTE = ("the corpus has no class labels: purity, entropy, NMI, accuracy and ARI "
                    "need labels")
 
@@ -57,6 +59,28 @@ def _centroids(X, labels, clusters):
     return sums / np.asarray(members.sum(axis=1))
 
 
+def cluster_centroids(result):
+    """``(clusters, rows, terms)``: each cluster's mean weighted row of ``X`` (float32, k × m)
+    over the run's terms, as ``cluster_centroids.npz`` keeps them for a later run to align to
+    (:mod:`textcluster.pipeline.align`) when the two runs share no document."""
+    clusters = np.unique(result.labels)
+    rows = _centroids(result.X, result.labels, clusters).astype(np.float32)
+    return clusters, rows, np.asarray(result.representation.terms).astype(str)
+
+
+def write_centroids(result, path):
+    """Save :func:`cluster_centroids` to ``path`` (``np.savez_compressed``, strings as unicode
+    arrays: read back with ``allow_pickle=False``), through a temporary file."""
+    clusters, rows, terms = cluster_centroids(result)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp.npz")
+    try:
+        np.savez_compressed(tmp, clusters=clusters.astype(np.int64), rows=rows, terms=terms)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def _basis_profiles(result, clusters):
     return np.array([np.asarray(result.embedding[result.labels == c]).mean(axis=0)
                      @ result.model.components_ for c in clusters])
@@ -86,11 +110,13 @@ def _scored_rows(result):
 
 
 def write_run(result, out_dir):
-    """Write ``clusters.csv``, ``cluster_terms.csv``, ``metrics.json`` and ``run.json``."""
+    """Write ``clusters.csv``, ``cluster_terms.csv``, ``cluster_centroids.npz``,
+    ``metrics.json`` and ``run.json``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "clusters.csv", clusters_frame(result).to_csv(index=False))
+    atomic_write(out / CLUSTERS_FILE, clusters_frame(result).to_csv(index=False))
     atomic_write(out / "cluster_terms.csv", top_terms(result).to_csv(index=False))
+    write_centroids(result, out / CENTROIDS_FILE)
     metrics = {**result.metrics, **({} if result.corpus.labels is not None
                                     else {"labels": None, "note": UNLABELLED_NOTE})}
     final = result.objective()
