@@ -117,6 +117,7 @@ def test_without_shared_documents_centroids_are_matched_on_the_shared_terms():
     np.testing.assert_array_equal(alignment.labels, [0, 0, 2, 2, 1])
     assert alignment.moved.empty
     assert alignment.changes["similarity"].notna().all()
+    assert alignment.changes["overlap"].isna().all()
     assert (alignment.changes["similarity"] > 0.9).all()
     assert "no shared documents: matched on the clusters' term centroids" in alignment.summary
 

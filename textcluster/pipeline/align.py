@@ -13,6 +13,14 @@ previous run did not use; a previous cluster matched to nothing is *gone*.
 command that writes clusters: it reads the previous output folder (:func:`read_previous`),
 aligns, and returns the relabelled labels, the ``changes`` and ``moved`` tables and a summary
 line (:class:`Alignment`).
+
+``changes.csv`` has one row per cluster of either run: ``old_id`` (empty for a born cluster),
+``new_id`` (the id written now: ``old_id`` for a kept cluster, empty for a gone one),
+``size_before``, ``size_after``, ``overlap`` (shared documents in the cluster in both runs;
+empty when matched on centroids), ``similarity`` (the centroids' cosine, when matched on
+them), ``status`` (kept, born, gone) and ``fit_id`` (the number the fit gave the cluster:
+``result.model.labels_`` and a saved model's predictions use it). ``moved.csv`` lists the
+shared documents whose cluster id changed: ``doc_id, old_cluster, new_cluster``.
 """
 
 from __future__ import annotations
@@ -307,8 +315,9 @@ def _changes(new: np.ndarray, old: np.ndarray, shared_new: np.ndarray | None,
     for fit_id in (int(c) for c in new_clusters):
         new_id = mapping[fit_id]
         kept = fit_id in pairs
-        overlap = (int(((shared_new == new_id) & (shared_old == new_id)).sum())
-                   if kept and shared_new is not None else 0)
+        overlap = (None if shared_new is None
+                   else int(((shared_new == new_id) & (shared_old == new_id)).sum()) if kept
+                   else 0)
         cosine = (float(similarity[np.searchsorted(new_clusters, fit_id),
                                    np.searchsorted(old_clusters, pairs[fit_id])])
                   if kept and similarity is not None else None)
@@ -317,10 +326,10 @@ def _changes(new: np.ndarray, old: np.ndarray, shared_new: np.ndarray | None,
                      None if cosine is None else round(cosine, 6),
                      "kept" if kept else "born", fit_id))
     matched = set(pairs.values())
-    rows += [(int(c), None, int(size_before[c]), 0, 0, None, "gone", None)
-             for c in old_clusters if int(c) not in matched]
+    rows += [(int(c), None, int(size_before[c]), 0, None if shared_new is None else 0, None,
+              "gone", None) for c in old_clusters if int(c) not in matched]
     frame = pd.DataFrame(rows, columns=CHANGES_COLUMNS)
-    for column in ("old_id", "new_id", "fit_id"):
+    for column in ("old_id", "new_id", "overlap", "fit_id"):
         frame[column] = frame[column].astype("Int64")
     order = frame["new_id"].fillna(frame["old_id"]).to_numpy()
     return frame.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
