@@ -18,8 +18,10 @@ from .corpora import Corpus, load_corpus  # noqa: E402
 from .metrics import METRICS, evaluate  # noqa: E402
 from .models import MODELS, make_model  # noqa: E402
 from .pipeline import Job, JobResult, represent, run_job  # noqa: E402
+from .pipeline.bundle import load_model, save_model  # noqa: E402
 from .report import write_report  # noqa: E402
 
 __all__ = ["METRICS", "MODELS", "Corpus", "Job", "JobResult", "TextclusterError",
            "__version__", "evaluate", "load_corpus", "load_pipeline", "make_model",
            "represent", "run", "run_batch", "run_job", "write_report"]
+__all__ += ["load_model", "save_model"]

@@ -24,3 +24,9 @@ class InvalidInputError(TextclusterError, ValueError):
 class MissingDependencyError(TextclusterError, ImportError):
     """A feature needs an optional package that is not installed; the message names the extra
     that installs it (``pip install 'textcluster[plots]'``)."""
+
+
+class BundleError(TextclusterError, ValueError):
+    """A saved model bundle that cannot be used: a file missing, altered since it was written
+    (a checksum does not match), or written by a textcluster whose format this one cannot
+    read; the message says what to do."""

@@ -3,11 +3,13 @@
 import click
 
 from .. import __version__
+from .assign import assign_command
 from .batch import batch_command
 from .cache import cache_group
 from .corpora import corpora_group
 from .ledger import ledger_group
 from .models import models_command
+from .nightly import nightly_command
 from .report import report_command
 from .run import run_command
 
@@ -24,8 +26,10 @@ def main():
 
 
 main.add_command(run_command)
+main.add_command(assign_command)
 main.add_command(models_command)
 main.add_command(batch_command)
+main.add_command(nightly_command)
 main.add_command(report_command)
 main.add_command(corpora_group)
 main.add_command(cache_group)
