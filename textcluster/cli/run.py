@@ -8,6 +8,7 @@ import numpy as np
 from ..api import run
 from ..models import MODELS
 from ..pipeline.align import align_result, read_previous, write_alignment
+from ..pipeline.bundle import Bundle, check_save
 from ..pipeline.export import top_terms, write_run
 from ._common import ProgressBar, data_dir_option, user_errors
 
@@ -41,10 +42,13 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
               metavar="PREVIOUS_OUT",
               help="Renumber the clusters to best match those of an earlier run (its --out "
                    "folder) and write changes.csv and moved.csv into --out.")
+@click.option("--save-model", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Save the fitted model as a bundle in DIR (a new or empty folder, or a "
+                   "bundle to replace), to place new documents with textcluster assign.")
 @data_dir_option
 @user_errors
 def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction,
-                labeled_per_class, no_cache, data_dir, align_to):
+                labeled_per_class, no_cache, data_dir, align_to, save_model):
     """Cluster one corpus with one model, print the metrics and write the results.
 
     CORPUS is a corpus name (tdt2, reuters, reuters-cai, sector, citeulike-t:tags, ...),
@@ -64,10 +68,13 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
     if out:  # fail now, not after a long run, when the folder cannot be created
         Path(out).mkdir(parents=True, exist_ok=True)
     previous = read_previous(align_to) if align_to else None  # a wrong folder fails now
+    if save_model:  # a folder it cannot replace, or a model it cannot save, fails now
+        check_save(save_model, model)
     result = run(corpus, model, k=k, seed=seed, data_dir=data_dir, settings=settings,
                  progress=ProgressBar, labeled_fraction=labeled_fraction,
                  labeled_per_class=labeled_per_class, use_cache=not no_cache)
     alignment = align_result(result, previous) if previous else None  # before any output
+    bundle = Bundle.from_result(result) if save_model else None  # after the renumbering
     click.echo(format_table(result))
     if alignment:
         click.echo(alignment.summary)
@@ -77,6 +84,8 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
         if alignment:
             write_alignment(alignment, out)
         click.echo(f"results written to {write_run(result, out)}")
+    if bundle is not None:
+        click.echo(f"model saved to {bundle.save(save_model)}")
 
 
 def format_table(result):
