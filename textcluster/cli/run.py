@@ -4,12 +4,16 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pandas as pd
 
+from .._errors import MissingDependencyError
 from ..api import run
 from ..models import MODELS
 from ..pipeline.align import align_result, read_previous, write_alignment
 from ..pipeline.bundle import Bundle, check_save
-from ..pipeline.export import top_terms, write_run
+from ..pipeline.export import OVER_TIME_FILE, top_terms, write_run
+from ..pipeline.timeline import PERIODS
+from ..report import plots
 from ._common import ProgressBar, data_dir_option, user_errors
 
 METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
@@ -45,10 +49,14 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 @click.option("--save-model", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Save the fitted model as a bundle in DIR (a new or empty folder, or a "
                    "bundle to replace), to place new documents with textcluster assign.")
+@click.option("--period", type=click.Choice(["auto", *PERIODS]), default="auto",
+              show_default=True,
+              help="Documents with dates (a table's date column): the period of "
+                   "clusters_over_time.csv and its figure.")
 @data_dir_option
 @user_errors
 def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction,
-                labeled_per_class, no_cache, data_dir, align_to, save_model):
+                labeled_per_class, no_cache, data_dir, align_to, save_model, period):
     """Cluster one corpus with one model, print the metrics and write the results.
 
     CORPUS is a corpus name (tdt2, reuters, reuters-cai, sector, citeulike-t:tags, ...),
@@ -83,9 +91,22 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
     if out:
         if alignment:
             write_alignment(alignment, out)
-        click.echo(f"results written to {write_run(result, out)}")
+        click.echo(f"results written to {write_run(result, out, period=period)}")
+        if result.corpus.dates is not None:
+            plot_over_time(Path(out))
     if bundle is not None:
         click.echo(f"model saved to {bundle.save(save_model)}")
+
+
+def plot_over_time(out):
+    """``clusters_over_time.png``/``.svg`` beside the CSV, when matplotlib is installed."""
+    try:
+        figure = plots.clusters_over_time(pd.read_csv(out / OVER_TIME_FILE),
+                                          title="documents per cluster")
+    except MissingDependencyError as exc:
+        click.echo(f"no figure of the clusters over time: {exc}", err=True)
+        return
+    plots.save(figure, out / OVER_TIME_FILE.removesuffix(".csv"))
 
 
 def format_table(result):
@@ -94,6 +115,9 @@ def format_table(result):
     lines = [f"corpus {result.corpus.name}: {m['n_docs']} documents, "
              f"{result.X.shape[1]} terms, {m['n_clusters']} clusters",
              f"model {result.job.model}"]
+    id_column = result.corpus.metadata.get("id_column")
+    if id_column:
+        lines.append(f"document ids from the column {id_column!r}")
     if "nmi" not in m:
         lines.append("no class labels: purity, entropy, NMI, accuracy and ARI need labels")
     unlabelled = [f"{name}_unlabeled" for name in METRIC_ROWS]

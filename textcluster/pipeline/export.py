@@ -15,9 +15,11 @@ from .. import __version__
 from .._errors import InvalidInputError
 from ..assign import cluster_scores
 from ..metrics import nmi
+from .timeline import clusters_over_time
 
 
 TERM_PROFILES = ("centroid", "basis")
+OVER_TIME_FILE = "clusters_over_time.csv"
 CLUSTERS_FILE = "clusters.csv"
 CENTROIDS_FILE = "cluster_centroids.npz"  # clusters (k,), rows (k × m), terms (m,): no pickle
 UNLABELLED_NOTE = ("the corpus has no class labels: purity, entropy, NMI, accuracy and ARI "
@@ -102,21 +104,25 @@ def _scored_rows(result):
     ``assign="cosine"``), or for k-means models the (projected) tf-idf rows, whose
     ``transform`` gives distances instead."""
     model = result.model
-    if hasattr(model, "cluster_centers_"):
+    if hasattr(model, "_represent"):  # k-means models: their (projected) tf-idf rows
         return model._represent(result.X, fitting=False)
     if getattr(model, "assign", None) == "cosine":
         return normalize(result.embedding)
     return result.embedding
 
 
-def write_run(result, out_dir):
+def write_run(result, out_dir, period="auto"):
     """Write ``clusters.csv``, ``cluster_terms.csv``, ``cluster_centroids.npz``,
-    ``metrics.json`` and ``run.json``."""
+    ``metrics.json`` and ``run.json``; for documents with dates also
+    ``clusters_over_time.csv`` (per ``period``, :mod:`.timeline`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / CLUSTERS_FILE, clusters_frame(result).to_csv(index=False))
     atomic_write(out / "cluster_terms.csv", top_terms(result).to_csv(index=False))
     write_centroids(result, out / CENTROIDS_FILE)
+    if result.corpus.dates is not None:
+        over_time = clusters_over_time(result.corpus.dates, result.labels, period)
+        atomic_write(out / OVER_TIME_FILE, over_time.to_csv(index=False))
     metrics = {**result.metrics, **({} if result.corpus.labels is not None
                                     else {"labels": None, "note": UNLABELLED_NOTE})}
     final = result.objective()
