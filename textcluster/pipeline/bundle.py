@@ -224,10 +224,11 @@ def load_model(folder: str | os.PathLike) -> Bundle:
 
 def check_save(folder: str | os.PathLike, model_name: str) -> Path:
     """Fail before a long run when its model could not be saved into ``folder``."""
+    target = check_target(folder)
     if not hasattr(MODELS.get(model_name), "fitted_state"):
         raise InvalidInputError(f"model {model_name!r} cannot be saved as a bundle yet (it "
                                 f"has no fitted_state)")
-    return check_target(folder)
+    return target
 
 
 def check_target(folder: str | os.PathLike) -> Path:
