@@ -280,3 +280,21 @@ def test_cli_align_to_a_folder_that_is_no_output_fails_before_the_fit(tmp_path):
     assert result.exit_code == 2
     assert "not a textcluster output folder" in result.output
     assert "corpus" not in result.output.split("Error")[0]  # nothing printed before the error
+
+
+def test_cli_assign_aligns_to_an_earlier_output(tmp_path):
+    """``assign --align-to``: documents placed by a saved model keep the ids of an earlier
+    output, here a run whose clusters were renumbered after the model was saved."""
+    corpus = write_folder_corpus(tmp_path / "corpus", n_per_class=10)
+    first, model = tmp_path / "first", tmp_path / "model"
+    run_ok(corpus, "--model", "nmf", "--out", first, "--save-model", model, *FAST)
+    before = pd.read_csv(first / "clusters.csv")
+    before["cluster"] = before["cluster"].map({0: 2, 1: 0, 2: 1})
+    before.to_csv(first / "clusters.csv", index=False)
+    out = tmp_path / "assigned"
+    result = CliRunner().invoke(main, ["assign", str(model), str(corpus), "--out", str(out),
+                                       "--align-to", str(first)])
+    assert result.exit_code == 0, result.output
+    assert "3 clusters kept, 0 born, 0 gone; 100.0 % of the 30 shared documents" in result.output
+    assert clusters(out) == clusters(first)
+    assert (out / "changes.csv").is_file() and pd.read_csv(out / "moved.csv").empty

@@ -5,6 +5,7 @@ import click
 from .._errors import InvalidInputError
 from ..batch.overrides import parse_override
 from ..pipeline import load_corpus
+from ..pipeline.align import align_assigned, read_previous, write_alignment
 from ..pipeline.bundle import load_model, write_assignment
 from ._common import data_dir_option, user_errors
 
@@ -18,9 +19,13 @@ from ._common import data_dir_option, user_errors
               help="Option of the corpus loader that reads DOCS; repeatable "
                    "(text_column=body, label_column=topic, id_column=ticket). The "
                    "preprocessing is the bundle's.")
+@click.option("--align-to", type=click.Path(file_okay=False), default=None,
+              metavar="PREVIOUS_OUT",
+              help="Renumber the clusters to best match those of an earlier run or assign "
+                   "(its --out folder) and write changes.csv and moved.csv into --out.")
 @data_dir_option
 @user_errors
-def assign_command(bundle, docs, out, settings, data_dir):
+def assign_command(bundle, docs, out, settings, data_dir, align_to):
     """Place new documents in the clusters of a model saved with textcluster run
     --save-model, and write them as run writes its clusters.
 
@@ -40,9 +45,14 @@ def assign_command(bundle, docs, out, settings, data_dir):
       textcluster assign models/news tickets.csv --set text_column=body --out runs/tickets
     """
     model = load_model(bundle)  # a bad bundle fails before the documents are read
+    previous = read_previous(align_to) if align_to else None
     corpus = load_corpus(docs, data_dir=data_dir, **loader_options(settings))
     assigned = model.assign(corpus)  # everything computed before anything is written
+    alignment = (align_assigned(assigned, model.vectorizer.vocabulary, previous)
+                 if previous else None)
     folder = write_assignment(assigned, model, out, source=docs)
+    if alignment:
+        write_alignment(alignment, folder)
     click.echo(f"{len(assigned.labels)} of {assigned.n_docs} documents of {docs} assigned to "
                f"the {model.k} clusters of {bundle} (model {model.model_name}, fitted on "
                f"{model.meta['corpus']['name']})")
@@ -52,6 +62,8 @@ def assign_command(bundle, docs, out, settings, data_dir):
     if assigned.dropped:
         click.echo(f"{len(assigned.dropped)} document(s) left out: no term of the model's "
                    f"vocabulary (assign.json lists them)")
+    if alignment:
+        click.echo(alignment.summary)
     click.echo(f"results written to {folder}")
 
 

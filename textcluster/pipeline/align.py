@@ -156,7 +156,7 @@ def align_to_previous(previous: str | os.PathLike[str] | PreviousRun, new_ids: n
     """Align ``new_labels`` to the clusters of an earlier run: its output folder (read by
     :func:`read_previous`) or what :func:`read_previous` returned (read before a long fit, so
     that a wrong folder fails early). ``new_centroids`` (in the numbering of ``new_labels``;
-    ``Centroids(*export.cluster_centroids(result))``) are needed only when the runs share no
+    ``Centroids(*export.cluster_centroids(X, labels, terms))``) are needed only when the runs share no
     document. The result's ``labels``, ``changes``, ``moved`` and ``summary`` are what
     ``textcluster run --align-to`` uses; :func:`write_alignment` writes the two tables."""
     before = previous if isinstance(previous, PreviousRun) else read_previous(previous)
@@ -170,10 +170,21 @@ def align_result(result, previous: str | os.PathLike[str] | PreviousRun) -> Alig
     match ``previous`` (see :func:`align_to_previous`): ``result.labels`` is replaced by the
     aligned labels, so that everything written afterwards uses them (``result.model.labels_``
     keeps the fitted numbering; ``changes.csv``'s ``fit_id`` maps one to the other)."""
-    clusters, rows, terms = cluster_centroids(result)
-    alignment = align_to_previous(previous, result.corpus.ids, result.labels,
-                                  Centroids(clusters, rows, terms))
+    centroids = Centroids(*cluster_centroids(result.X, result.labels,
+                                             result.representation.terms))
+    alignment = align_to_previous(previous, result.corpus.ids, result.labels, centroids)
     result.labels = alignment.labels
+    return alignment
+
+
+def align_assigned(assigned, vocabulary: npt.ArrayLike,
+                   previous: str | os.PathLike[str] | PreviousRun) -> Alignment:
+    """Renumber the clusters of documents placed by a saved model
+    (:class:`~textcluster.pipeline.bundle.AssignResult`, whose rows are over the model's
+    ``vocabulary``) to match ``previous``, as :func:`align_result` does for a run."""
+    centroids = Centroids(*cluster_centroids(assigned.X, assigned.labels, vocabulary))
+    alignment = align_to_previous(previous, assigned.corpus.ids, assigned.labels, centroids)
+    assigned.labels = alignment.labels
     return alignment
 
 

@@ -61,19 +61,20 @@ def _centroids(X, labels, clusters):
     return sums / np.asarray(members.sum(axis=1))
 
 
-def cluster_centroids(result):
+def cluster_centroids(X, labels, terms):
     """``(clusters, rows, terms)``: each cluster's mean weighted row of ``X`` (float32, k × m)
-    over the run's terms, as ``cluster_centroids.npz`` keeps them for a later run to align to
-    (:mod:`textcluster.pipeline.align`) when the two runs share no document."""
-    clusters = np.unique(result.labels)
-    rows = _centroids(result.X, result.labels, clusters).astype(np.float32)
-    return clusters, rows, np.asarray(result.representation.terms).astype(str)
+    over the ``terms`` of its columns, as ``cluster_centroids.npz`` keeps them for a later run
+    to align to (:mod:`textcluster.pipeline.align`) when the two runs share no document."""
+    clusters = np.unique(labels)
+    rows = _centroids(X, labels, clusters).astype(np.float32)
+    return clusters, rows, np.asarray(terms).astype(str)
 
 
 def write_centroids(result, path):
     """Save :func:`cluster_centroids` to ``path`` (``np.savez_compressed``, strings as unicode
     arrays: read back with ``allow_pickle=False``), through a temporary file."""
-    clusters, rows, terms = cluster_centroids(result)
+    clusters, rows, terms = cluster_centroids(result.X, result.labels,
+                                              result.representation.terms)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp.npz")
     try:
         np.savez_compressed(tmp, clusters=clusters.astype(np.int64), rows=rows, terms=terms)
