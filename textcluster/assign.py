@@ -1,4 +1,8 @@
-"""Clusters from a document representation."""
+"""Clusters from a document representation, and the fitted rule that assigns new documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -12,10 +16,41 @@ from ._errors import InvalidInputError
 ASSIGNMENTS = ("cosine", "kmeans")
 
 
-def assign_clusters(embedding: npt.ArrayLike, n_clusters: int, method: str = "kmeans",
-                    n_init: int = 20,
-                    random_state: int | np.random.RandomState | None = None) -> np.ndarray:
-    """Cluster label of each row of ``embedding`` (documents × factors).
+@dataclass(frozen=True)
+class AssignmentRule:
+    """The fitted assignment rule: a document's cluster from its row of a representation.
+
+    ``"kmeans"``: the nearest of the ``centers`` (k × d, the k-means centroids of the fitted
+    rows); ``"cosine"``: the same on the rows scaled to unit length (the centroids of the unit
+    rows); ``"argmax"``: the largest entry of the row, which needs no fitting (``centers`` are
+    then the k axes: the largest entry of a row is the axis nearest to its unit row).
+    Distances are computed in float64; ties go to the lower cluster index.
+    """
+
+    method: str
+    centers: np.ndarray
+
+    def rows(self, embedding: npt.ArrayLike | sp.spmatrix) -> np.ndarray | sp.spmatrix:
+        """``embedding`` in the rule's space: its unit rows for ``"cosine"``, else as it is."""
+        rows = embedding if sp.issparse(embedding) else np.asarray(embedding)
+        return normalize(rows) if self.method == "cosine" else rows
+
+    def predict(self, embedding: npt.ArrayLike | sp.spmatrix) -> np.ndarray:
+        """The cluster of each row of ``embedding`` (documents × d, dense or sparse)."""
+        rows = self.rows(embedding)
+        if self.method == "argmax":
+            return np.argmax(rows, axis=1)
+        centers = np.asarray(self.centers, dtype=np.float64)
+        # ‖r − c‖² less ‖r‖², which does not change the nearest centre
+        cross = rows.astype(np.float64) @ centers.T
+        distances = np.square(centers).sum(axis=1) - 2.0 * np.asarray(cross)
+        return np.argmin(distances, axis=1)
+
+
+def fit_assignment(embedding: npt.ArrayLike, n_clusters: int, method: str = "kmeans",
+                   n_init: int = 20,
+                   random_state: int | np.random.RandomState | None = None) -> AssignmentRule:
+    """The :class:`AssignmentRule` fitted to the rows of ``embedding`` (documents × factors).
 
     ``"cosine"`` runs k-means with ``n_init`` restarts on the rows scaled to unit length, so
     that documents are compared by the direction of their factor, not by how much of them the
@@ -30,16 +65,24 @@ def assign_clusters(embedding: npt.ArrayLike, n_clusters: int, method: str = "km
     if not np.all(np.isfinite(rows)):
         raise InvalidInputError("the document representation has NaN or infinite values")
     if method == "argmax":
-        return np.argmax(rows, axis=1)
+        return AssignmentRule(method, np.eye(n_clusters, rows.shape[1], dtype=rows.dtype))
     if method not in ASSIGNMENTS:
         raise InvalidInputError(
             f"unknown assignment {method!r}; choose {', '.join(ASSIGNMENTS)} or argmax")
-    if method == "cosine":
-        rows = normalize(rows)
     if n_clusters > rows.shape[0]:
         raise InvalidInputError(f"cannot make {n_clusters} clusters from {rows.shape[0]} documents")
-    km = KMeans(n_clusters, n_init=n_init, random_state=random_state)
-    return km.fit_predict(rows)
+    rule = AssignmentRule(method, np.empty((0, rows.shape[1])))
+    km = KMeans(n_clusters, n_init=n_init, random_state=random_state).fit(rule.rows(rows))
+    return AssignmentRule(method, km.cluster_centers_)
+
+
+def assign_clusters(embedding: npt.ArrayLike, n_clusters: int, method: str = "kmeans",
+                    n_init: int = 20,
+                    random_state: int | np.random.RandomState | None = None) -> np.ndarray:
+    """Cluster label of each row of ``embedding``: the rule of :func:`fit_assignment` applied
+    to the rows it was fitted on (for k-means, each row's nearest final centroid)."""
+    rule = fit_assignment(embedding, n_clusters, method, n_init, random_state)
+    return rule.predict(embedding)
 
 
 def cluster_scores(rows: np.ndarray | sp.spmatrix, labels: npt.ArrayLike) -> np.ndarray:

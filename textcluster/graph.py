@@ -28,23 +28,10 @@ from ._threads import n_threads, thread_pool
 from .registry import Registry
 
 __all__ = [
-    "GRAPH_CACHE",
-    "WEIGHTINGS",
-    "GraphCache",
-    "binary_weights",
-    "check_graph",
-    "clear_graph_cache",
-    "cosine_weights",
-    "degree",
-    "document_graph",
-    "edge_lift",
-    "heat_weights",
-    "knn_graph",
-    "label_aware_graph",
-    "laplacian",
-    "mean_degree",
-    "term_graph",
-    "term_knn_graph",
+    "GRAPH_CACHE", "WEIGHTINGS", "GraphCache", "binary_weights", "check_graph",
+    "clear_graph_cache", "cosine_weights", "degree", "document_graph", "edge_lift",
+    "heat_weights", "knn_graph", "knn_reach", "label_aware_graph", "laplacian", "mean_degree",
+    "term_graph", "term_knn_graph"
 ]
 
 MatrixLike: TypeAlias = "ArrayLike | sp.spmatrix | sp.sparray"
@@ -141,6 +128,12 @@ def knn_graph(
     W : scipy.sparse.csr_matrix of shape (n, n), float64
         Non-negative weights, zero diagonal, symmetric unless ``symmetrize="none"``.
     """
+    return _kept_graph(X, n_neighbors, weighting, symmetrize, t, metric, block_size).graph.copy()
+
+
+def _kept_graph(X, n_neighbors, weighting, symmetrize="max", t=None, metric="cosine",
+                block_size=None):
+    """:func:`knn_graph`'s cache entry for these options, built when not kept."""
     X = _check_data(X)
     n = X.shape[0]
     _check_knn_params(n, n_neighbors, symmetrize, t, metric, block_size)
@@ -150,22 +143,37 @@ def knn_graph(
     if cached is None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            W = _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size)
-        cached = CachedGraph(W, tuple((w.message, w.category) for w in caught))
+            W, width, reach = _build_knn_graph(X, n_neighbors, weighting, symmetrize, t,
+                                               block_size)
+        cached = CachedGraph(W, tuple((w.message, w.category) for w in caught), width, reach)
         GRAPH_CACHE.put(key, cached)
     for message, category in cached.warnings:  # the same warnings whether built now or before
-        warnings.warn(message, category, stacklevel=2)
-    return cached.graph.copy()
+        warnings.warn(message, category, stacklevel=3)
+    return cached
+
+
+def knn_reach(X: sp.csr_matrix | np.ndarray, n_neighbors: int = 5,
+              weighting: str = "binary") -> tuple[float, NDArray[np.float64]]:
+    """The heat-kernel width ``t`` of :func:`knn_graph` of ``X``'s rows (1.0 for the other
+    weightings) and each row's reach (its k-th neighbour's similarity): the kept graph's,
+    else built now."""
+    if X.shape[0] < 2:  # no neighbours
+        return 1.0, np.full(X.shape[0], np.inf)
+    kept = _kept_graph(X, min(n_neighbors, X.shape[0] - 1), weighting)
+    return float(kept.width if kept.width is not None else 1.0), kept.reach.copy()
 
 
 # -- the graphs of the latest builds ------------------------------------------------------------
 
 
 class CachedGraph(NamedTuple):
-    """A built graph and the warnings its build gave (message, category)."""
+    """A built graph, the warnings its build gave (message, category), and its heat-kernel
+    width (None for other weightings)."""
 
     graph: sp.csr_matrix
     warnings: tuple[tuple[Warning | str, type[Warning]], ...]
+    width: float | None = None
+    reach: NDArray[np.float64] = np.empty(0)
 
 
 class GraphCache:
@@ -240,7 +248,9 @@ def _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size):
     W = sp.csr_matrix(_SYMMETRIZE[symmetrize](W), dtype=np.float64)
     W.eliminate_zeros()
     W.sort_indices()
-    return W
+    reach = np.full(n, np.inf)
+    np.minimum.at(reach, keep[rows], sims)
+    return W, (t if weighting == "heat" else None), reach
 
 
 def _check_data(X):
@@ -296,11 +306,11 @@ def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _unit_rows(X):
+def _unit_rows(X, warn=True):
     """The non-zero rows of X scaled to unit L2 norm, and their indices in X."""
     squares = X.multiply(X) if sp.issparse(X) else np.square(X)
     keep = np.flatnonzero(np.asarray(squares.sum(axis=1)).ravel() > 0)
-    if keep.size < X.shape[0]:
+    if keep.size < X.shape[0] and warn:
         zero = np.setdiff1d(np.arange(X.shape[0]), keep)
         warnings.warn(
             f"{zero.size} of the {X.shape[0]} rows of X are all zero (e.g. row {zero[0]}); "
@@ -308,8 +318,7 @@ def _unit_rows(X):
             UserWarning,
             stacklevel=3,
         )
-        X = X[keep]
-    return normalize(X, norm="l2"), keep
+    return normalize(X[keep] if keep.size < X.shape[0] else X, norm="l2"), keep
 
 
 def _knn_blocks(Y, k, block_size, want_distance_sum):

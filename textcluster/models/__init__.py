@@ -17,7 +17,8 @@ from .concept import CF, GRSCF, LCCF
 from .convex import ConvexNMF
 from .semi import DNMF, GSNMFC, ConstrainedNMF
 from .dual import ANMF, SODNMF
-from .projective import AGPNMF, PNMF, KernelAGPNMF
+from .kagpnmf import KernelAGPNMF
+from .projective import AGPNMF, PNMF
 
 MODELS = Registry("model")
 MODELS.register("kmeans", KMeansBaseline)

@@ -41,10 +41,11 @@ from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
-from ..assign import assign_clusters
+from ..assign import AssignmentRule, fit_assignment
 from ..progress import progress_step
 from ..text.tfidf import distinct_rows
 from ._codes import basis_codes
+from ._state import FittedState
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
 
@@ -58,6 +59,12 @@ _NOT_AT_OPTIMUM = (
     "label-regularized) updates, so its document factor is not yet the least-squares codes "
     "for the fitted basis that transform solves to a tolerance"
 )
+CLUSTERING_CHECK = {
+    "check_clustering": ("the check uses standardized (negative) blobs; the non-negative "
+                         "models are checked on planted clusters in the tests"),
+}
+"""The scikit-learn check every factorization model fails; a model whose ``transform``
+reproduces ``fit_transform`` on the checks' data declares only this one."""
 
 
 # -- the parameters every factorization model shares, documented once -------------------------
@@ -190,7 +197,7 @@ def run_updates(update, factors, ctx, n_iter, tol, history):
 
 
 @shared_parameters
-class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
+class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstimator):
     """Base class of the factorization models (NMF, GNMF, ...).
 
     Parameters
@@ -200,13 +207,14 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
     """
 
     semi_supervised: ClassVar[bool] = False  # fit(X, y) takes partial labels (-1: none)
+    _state_attributes: ClassVar[tuple[str, ...]] = (
+        "n_features_in_", "components_", "cluster_centers_", "labels_")
     uses_document_graph: ClassVar[bool] = False  # fit(X, graph=...) uses a document graph
     # scikit-learn's estimator checks this model fails, with why (strict xfails in the tests)
     _expected_failed_checks: ClassVar[dict[str, str]] = {
         "check_transformer_general": _NOT_AT_OPTIMUM,
         "check_transformer_data_not_an_array": _NOT_AT_OPTIMUM,
-        "check_clustering": ("the check uses standardized (negative) blobs; the non-negative "
-                             "models are checked on planted clusters in the tests"),
+        **CLUSTERING_CHECK,
     }
 
     _parameter_constraints = {
@@ -261,9 +269,21 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Document factor of new documents with the learned components held fixed: their
         non-negative codes, solved to a tolerance (:func:`~textcluster.models._codes.
-        nonnegative_codes`)."""
+        nonnegative_codes`); each family's Notes say what it solves."""
         check_is_fitted(self)
         return self._transform(self._check_input(X, reset=False))
+
+    def predict(self, X: MatrixLike) -> NDArray[np.intp]:
+        """Cluster of new documents: the fitted assignment rule (nearest of
+        ``cluster_centers_``, on unit rows for ``assign="cosine"``; the largest entry for
+        ``"argmax"``) applied to :meth:`transform`."""
+        return self.assignment_rule().predict(self.transform(X))
+
+    def assignment_rule(self) -> AssignmentRule:
+        """The fitted :class:`~textcluster.assign.AssignmentRule` (``assign``,
+        ``cluster_centers_``)."""
+        check_is_fitted(self)
+        return AssignmentRule(self.assign, self.cluster_centers_)
 
     def _fit_transform(self, X, y, W, H, **data):
         """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``
@@ -273,14 +293,21 @@ class FactorizationModel(ClusterMixin, TransformerMixin, BaseEstimator):
         ctx = self._prepare(X, y, **data)
         factors = self._fit_factors(ctx, W, H)
         embedding = self._finish(factors, ctx)
-        self.labels_ = assign_clusters(
-            embedding, self.n_components, method=self.assign,
-            n_init=self.n_assign_init, random_state=self.random_state,
-        )
+        self._keep_for_transform(X, embedding, factors, ctx)
+        rule = fit_assignment(embedding, self.n_components, method=self.assign,
+                              n_init=self.n_assign_init, random_state=self.random_state)
+        self.cluster_centers_ = rule.centers
+        self.labels_ = rule.predict(embedding)
         return embedding
 
     def _transform(self, X):
         return basis_codes(X, self.components_)
+
+    def _keep_for_transform(self, X: Any, embedding: NDArray[np.floating], factors: Any,
+                            ctx: Any) -> None:
+        """Keep what :meth:`transform` needs beyond the fitted basis (a hook; nothing by
+        default): ``X`` the training documents as checked, ``embedding`` their factor,
+        ``factors`` the fit's last iterate."""
 
     # -- the hooks a family implements (see the module docstring) -----------------------
     def _prepare(self, X: Any, y: Any, graph: Any = None) -> Context:

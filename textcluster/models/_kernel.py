@@ -100,6 +100,7 @@ def normalize_concepts(A, V, KA):
     A /= norms
     KA /= norms
     V *= norms
+    return norms
 
 
 def concepts_for_basis(X, basis):

@@ -15,14 +15,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval
 from .._errors import InvalidInputError
+from ..assign import AssignmentRule
 from ._base import MatrixLike, Seed
+from ._state import FittedState, State
 
 
-class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
+class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator):
     """k-means (Lloyd, k-means++ starts) on the document rows of the tf-idf matrix.
 
     ``fit_transform`` returns the distances to the centroids; memory O(nnz + k·m)
-    (the centroids are dense).
+    (the centroids are dense). ``predict``: the nearest centroid (``labels_`` are the same
+    rule applied to the training rows, which is k-means' own final assignment).
 
     Parameters
     ----------
@@ -38,6 +41,8 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
 
     semi_supervised: ClassVar[bool] = False
     uses_document_graph: ClassVar[bool] = False
+    _state_attributes: ClassVar[tuple[str, ...]] = (
+        "n_features_in_", "cluster_centers_", "labels_", "n_iter_")
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -58,10 +63,11 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, accept_sparse="csr", dtype=["float64", "float32"])
         _check_k(self.n_components, X.shape[0])
-        self.kmeans_ = self._kmeans().fit(self._represent(X, fitting=True))
-        self.labels_ = self.kmeans_.labels_
+        rows = self._represent(X, fitting=True)
+        self.kmeans_ = self._kmeans().fit(rows)
         self.n_iter_ = self.kmeans_.n_iter_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.labels_ = self.assignment_rule().predict(rows)
         return self
 
     def fit_transform(self, X: MatrixLike, y: ArrayLike | None = None,
@@ -75,6 +81,26 @@ class KMeansBaseline(ClusterMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", reset=False,
                           dtype=["float64", "float32"])
         return self.kmeans_.transform(self._represent(X, fitting=False))
+
+    def predict(self, X: MatrixLike) -> NDArray[np.intp]:
+        """The cluster of new documents: their nearest centroid."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False,
+                          dtype=["float64", "float32"])
+        return self.assignment_rule().predict(self._represent(X, fitting=False))
+
+    def assignment_rule(self) -> AssignmentRule:
+        """The fitted rule: the nearest of ``cluster_centers_`` (k-means)."""
+        check_is_fitted(self)
+        return AssignmentRule("kmeans", self.cluster_centers_)
+
+    def _restore_state(self, state: State) -> None:
+        """The fitted k-means from its centroids (all its ``transform`` reads)."""
+        kmeans = self._kmeans()
+        kmeans.cluster_centers_ = self.cluster_centers_
+        kmeans.n_features_in_ = self.cluster_centers_.shape[1]
+        kmeans.labels_, kmeans.n_iter_ = self.labels_, self.n_iter_
+        self.kmeans_ = kmeans
 
     def _kmeans(self):
         return KMeans(self.n_components, n_init=self.n_init, max_iter=self.max_iter,
@@ -120,6 +146,7 @@ class LSIKMeans(KMeansBaseline):
         "n_dims": [Interval(Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
     }
+    _state_attributes = KMeansBaseline._state_attributes + ("n_dims_", "svd_components_")
 
     def __init__(self, n_components: int = 8, *, n_dims: int | None = None,
                  normalize: bool = True, n_init: int = 10, max_iter: int = 300,
@@ -140,6 +167,20 @@ class LSIKMeans(KMeansBaseline):
             return X
         projected = self.svd_.transform(X)
         return normalize(projected) if self.normalize else projected
+
+    @property
+    def svd_components_(self) -> np.ndarray | None:
+        """The SVD's components (n_dims × m), or None without an SVD."""
+        svd = getattr(self, "svd_", None)
+        return None if svd is None else svd.components_
+
+    @svd_components_.setter
+    def svd_components_(self, components: np.ndarray | None) -> None:
+        self.svd_ = None
+        if components is not None:
+            self.svd_ = TruncatedSVD(components.shape[0], random_state=self.random_state)
+            self.svd_.components_ = components
+            self.svd_.n_features_in_ = components.shape[1]
 
 
 def _check_k(k, n_docs):

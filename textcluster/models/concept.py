@@ -41,7 +41,17 @@ import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
-from ._base import EPS, Factors, FactorizationModel, Seed, extend, shared_parameters
+from ._attach import ATTACHMENT_STATE, GraphAttachment
+from ._base import (
+    CLUSTERING_CHECK,
+    EPS,
+    Factors,
+    FactorizationModel,
+    Seed,
+    extend,
+    shared_parameters,
+)
+from ._codes import basis_codes
 from ._kernel import (
     DenseKernel,
     KernelContext,
@@ -88,6 +98,8 @@ class ConceptFactors(Factors):
     """The document factor (n × k)."""
     KA: np.ndarray
     """``K A`` of the current ``A``."""
+    seen: np.ndarray | None = None
+    """``V`` as the last update of ``V`` saw it (graph models; None: not kept)."""
 
 
 @dataclass(kw_only=True)
@@ -163,6 +175,7 @@ class CF(FactorizationModel):
     """
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
+    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
 
     def __init__(self, n_components: int = 8, *, ncw: bool = True, max_iter: int = 200,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
@@ -174,8 +187,8 @@ class CF(FactorizationModel):
         self.ncw = ncw
 
     def _prepare(self, X, y, graph=None):
-        self._term_totals = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
-        weighted = ncw_weighted(X, self._term_totals) if self.ncw else X
+        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
+        weighted = ncw_weighted(X, self.term_totals_) if self.ncw else X
         K = DenseKernel(linear_kernel(weighted, type(self).__name__))
         return ConceptContext(X=weighted, data=X, K=K, K_trace=K.trace(), dtype=X.dtype)
 
@@ -228,20 +241,24 @@ class CF(FactorizationModel):
 
     def _finish(self, factors, ctx):
         A, V = factors.A, factors.V
-        normalize_concepts(A, V, factors.KA)
+        self.factor_scale_ = normalize_concepts(A, V, factors.KA)
         self.concept_weights_ = A
         self.components_ = np.ascontiguousarray(np.asarray(ctx.X.T @ A).T)
         return V
 
     def _transform(self, X):
         """Codes of new documents for the fitted concepts, weighted as the corpus was."""
-        if self.ncw:
-            X = ncw_weighted(X, self._term_totals.astype(X.dtype))
-        return super()._transform(X)
+        return basis_codes(self._weighted(X), self.components_)
+
+    def _weighted(self, X):
+        """New documents weighted as the corpus was (NCW with its term totals)."""
+        if self.term_totals_ is None:
+            return X
+        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
 
 
 @shared_parameters
-class LCCF(SelectsGraphStrength, CF):
+class LCCF(GraphAttachment, SelectsGraphStrength, CF):
     """Locally consistent concept factorization (Cai, He & Han, TKDE 2011; paper 001 eqs. 5–8).
 
     ``min ‖X − V Aᵀ X‖²_F + λ tr(Vᵀ L V)``, ``L = D − S`` the Laplacian of a kNN graph over the
@@ -291,6 +308,8 @@ class LCCF(SelectsGraphStrength, CF):
     """
 
     uses_document_graph = True
+    _state_attributes = CF._state_attributes + ("graph_",) + ATTACHMENT_STATE
+    _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {
         **CF._parameter_constraints,
@@ -325,6 +344,13 @@ class LCCF(SelectsGraphStrength, CF):
         ctx = extend(ctx, GraphConceptContext, W=W, degree=degree, lam_scale=scale)
         return self._at_strength(ctx, self.lam_ or 0.0)
 
+    def _keep_for_transform(self, X, embedding, factors, ctx):
+        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
+                     self.factor_scale_)
+
+    def _transform(self, X):
+        return self._attached_codes(X, self._weighted(X), self.components_)
+
     def _fixed_lam(self):
         """The λ given, Cai's λ = 100 for his scaling, or None (to choose)."""
         if self.lam != "auto":
@@ -336,6 +362,7 @@ class LCCF(SelectsGraphStrength, CF):
 
     def _update_documents(self, factors, ctx, AtKA):
         V = factors.V
+        factors.seen = V.copy()
         update_documents(V, factors.KA, AtKA, ctx.lam, ctx.W @ V, ctx.degree)
 
 
@@ -421,6 +448,7 @@ class GRSCF(LCCF):
 
     def _update_documents(self, factors, ctx, AtKA):
         constraint, Z = ctx.constraint, factors.Z
+        factors.seen = factors.V  # a new V is made below
         KA_mean, SV_mean, degree_mean = constrained_update_terms(
             constraint, factors.KA, ctx.W @ factors.V, ctx.degree)
         update_documents(Z, KA_mean, AtKA, ctx.lam, SV_mean, degree_mean)

@@ -20,6 +20,8 @@ import numpy as np
 
 from .._compat import StrOptions
 from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, shared_parameters
+from ._codes import nonnegative_codes
+from ._linalg import SparseOperator
 from ._kernel import (
     DenseKernel,
     KernelContext,
@@ -28,7 +30,7 @@ from ._kernel import (
     linear_kernel,
     normalize_concepts,
 )
-from .projective import projection_ratio
+from .projective import projection_ratio, projective_code_map
 
 
 @dataclass(kw_only=True)
@@ -126,6 +128,7 @@ class ConvexNMF(FactorizationModel):
         **FactorizationModel._parameter_constraints,
         "variant": [StrOptions({"convex", "cluster"})],
     }
+    _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
     def __init__(self, n_components: int = 8, *, variant: str = "convex", max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
@@ -181,4 +184,14 @@ class ConvexNMF(FactorizationModel):
             normalize_concepts(W, G, factors.KW)
         self.concept_weights_ = W
         self.components_ = np.ascontiguousarray(np.asarray(ctx.X.T @ W).T)
+        self.code_map_ = None
+        if self.variant == "cluster":  # H is the basis' weights too: PNMF's stationarity
+            self.code_map_ = projective_code_map(W, np.ones(W.shape[1]))
         return G
+
+    def _transform(self, X):
+        if self.code_map_ is None:
+            return super()._transform(X)
+        basis = self.components_.astype(X.dtype, copy=False)
+        cross = SparseOperator(X).dot(np.ascontiguousarray(basis.T))
+        return nonnegative_codes(cross @ self.code_map_.T.astype(X.dtype), basis @ basis.T)

@@ -18,7 +18,9 @@ import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
+from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (
+    CLUSTERING_CHECK,
     EPS,
     Context,
     Factors,
@@ -263,6 +265,7 @@ class ANMF(TermGraphFit, GNMF):
 
     def _update(self, factors, ctx):
         U, V, X, mu = factors.U, factors.V, ctx.X, ctx.mu
+        factors.seen = V.copy()
         if self.scaling == "unit-basis":
             term_graph = (mu, ctx.Wt, ctx.term_degree) if mu else None
             unit_basis_step(U, X.tdot(V), V.T @ V, term_graph)
@@ -333,10 +336,14 @@ class SODNMFFactors(Factors):
     """The document factor ``C A`` (n × k)."""
     r: np.ndarray
     """The diagonal of R (k)."""
+    r_seen: np.ndarray | None = None
+    """R as the last update of S saw it (None: as ``r``)."""
+    seen: np.ndarray | None = None
+    """S as the last update of S saw it (None: not yet updated)."""
 
 
 @shared_parameters
-class SODNMF(TermGraphFit, FactorizationModel):
+class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
     Jiao, Zhang & Yang, EAAI 2018; paper 004 §3, eqs. 16-35, Table 1).
 
@@ -436,6 +443,8 @@ class SODNMF(TermGraphFit, FactorizationModel):
 
     semi_supervised = True
     uses_document_graph = True
+    _state_attributes = FactorizationModel._state_attributes + ("graph_",) + ATTACHMENT_STATE
+    _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
@@ -547,8 +556,10 @@ class SODNMF(TermGraphFit, FactorizationModel):
         P, r = factors.P, factors.r
         self._update_terms(P, factors.S, r, ctx)
         XP = ctx.X.dot(P)
+        factors.seen = factors.S.copy()
         G = r[:, None] * (P.T @ P) * r[None, :]  # R PᵀP R
         self._update_documents(factors, XP * r, G, ctx)
+        factors.r_seen = r.copy()
         if self.scaling_matrix:
             update_scaling(r, factors.S, XP, P.T @ P)
         return self._value(P, factors.S, r, XP, ctx)
@@ -584,7 +595,18 @@ class SODNMF(TermGraphFit, FactorizationModel):
     def _finish(self, factors, ctx):
         P, S, r = factors.P, factors.S, factors.r
         V = S * r
-        normalize_basis(P, V)
+        # S was last solved for R before its last update: S = V / factor_scale_
+        seen = r if factors.r_seen is None else factors.r_seen
+        self.factor_scale_ = seen * normalize_basis(P, V)
         self.components_ = P.T
         self.scaling_ = r
+        self._seen_ratio = r / seen
         return V
+
+    def _keep_for_transform(self, X, embedding, factors, ctx):
+        scale = self.factor_scale_
+        self._attach(X, factors.seen * scale, ctx.documents.alpha, scale,
+                     ctx.beta / np.square(scale), self._seen_ratio)
+
+    def _transform(self, X):
+        return self._attached_codes(X, X, self.components_)

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
+from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (
     EPS,
     Context,
@@ -28,6 +29,7 @@ from ._base import (
     extend,
     shared_parameters,
 )
+from ._codes import basis_codes
 from ._linalg import SparseOperator
 from .baselines import LSIKMeans
 from .selection import GraphStrength, SelectsGraphStrength, membership
@@ -66,6 +68,8 @@ class NMFFactors(Factors):
     """``VᵀV`` of the current ``V``, left by the last update (None: not computed)."""
     WV: np.ndarray | None = None
     """``W V`` of the current ``V`` (graph models), left by the last update."""
+    seen: np.ndarray | None = None
+    """``V`` as the last update of ``V`` saw it (graph models; None: not kept)."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -259,9 +263,12 @@ class NMF(FactorizationModel):
                          n_assign_init=n_assign_init, random_state=random_state)
         self.ncw = ncw
 
+    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
+
     def _prepare(self, X, y, graph=None):
+        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
         if self.ncw:
-            X = ncw_weighted(X)
+            X = ncw_weighted(X, self.term_totals_)
         op = SparseOperator(X)
         return NMFContext(X=op, data=X, X_norm2=op.squared_norm(), dtype=X.dtype)
 
@@ -313,13 +320,22 @@ class NMF(FactorizationModel):
 
     def _finish(self, factors, ctx):
         U, V = factors.U, factors.V
-        normalize_basis(U, V)
+        self.factor_scale_ = normalize_basis(U, V)
         self.components_ = U.T
         return V
 
+    def _transform(self, X):
+        return basis_codes(self._weighted(X), self.components_)
+
+    def _weighted(self, X):
+        """New documents weighted as the corpus was (NCW with its term totals)."""
+        if self.term_totals_ is None:
+            return X
+        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
+
 
 @shared_parameters
-class GNMF(SelectsGraphStrength, NMF):
+class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
     ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V)`` over ``U, V ≥ 0``, ``L = D − W`` the Laplacian of a kNN
@@ -407,6 +423,7 @@ class GNMF(SelectsGraphStrength, NMF):
     """
 
     uses_document_graph = True
+    _state_attributes = NMF._state_attributes + ("graph_",) + ATTACHMENT_STATE
 
     _parameter_constraints = {
         **NMF._parameter_constraints,
@@ -433,6 +450,13 @@ class GNMF(SelectsGraphStrength, NMF):
 
     def _prepare(self, X, y, graph=None):
         return self._fixed_strength(self._graph_context(X, y, graph))
+
+    def _keep_for_transform(self, X, embedding, factors, ctx):
+        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
+                     self.factor_scale_)
+
+    def _transform(self, X):
+        return self._attached_codes(X, self._weighted(X), self.components_)
 
     def _graph_context(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
@@ -491,6 +515,7 @@ class GNMF(SelectsGraphStrength, NMF):
     def _update(self, factors, ctx):
         # VᵀV and W V of the new V serve the objective now and the next update
         U, V, W, degree = factors.U, factors.V, ctx.W, ctx.degree
+        factors.seen = V.copy()
         XU, UtU = multiplicative_step(ctx.X, U, V, ctx.lam, W, degree, VtV=factors.VtV,
                                       WV=factors.WV, unit_basis=self.scaling == "unit-basis")
         WV, graph_term = self._graph_products(V, ctx)

@@ -49,7 +49,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
+from ._attach import ATTACHMENT_STATE, LearnedGraphAttachment
 from ._base import (
+    CLUSTERING_CHECK,
     EPS,
     Context,
     Factors,
@@ -64,10 +66,8 @@ from ._gram import (
     DataGram,
     KernelGram,
     check_start_graph,
-    cross_kernel,
     graph_statistics,
     graph_step,
-    kernel_matrix,
     neighbourhood_support,
     random_square,
     scale_graph,
@@ -111,6 +111,8 @@ class ProjectiveFactors(Factors):
     """``G H`` of the current ``H``."""
     value: float | None = None
     """The objective at the current ``H``, left by the last update (None: not computed)."""
+    seen: np.ndarray | None = None
+    """``H`` as the last update of ``H`` saw it (AGPNMF; None: not kept)."""
 
 
 @dataclass(kw_only=True)
@@ -176,6 +178,14 @@ def basis_norms(H, GH):
     return np.sqrt(np.maximum(np.einsum("ij,ij->j", H, GH), EPS)).astype(H.dtype)
 
 
+def projective_code_map(H, scale):
+    """The map ``D⁻¹ (2I − HᵀH) D`` (``D = diag(scale)``) that takes a document's products
+    with the unit basis rows to the right-hand side of its row of the stationarity conditions
+    (see :class:`PNMF`'s Notes)."""
+    M = 2.0 * np.eye(H.shape[1]) - H.T.astype(np.float64) @ H
+    return M * scale[None, :].astype(np.float64) / scale[:, None].astype(np.float64)
+
+
 def scale_to_fit(H, GH):
     """Scale ``H`` (and ``GH``) so that ``H HᵀX`` is the least-squares scalar fit of ``X``."""
     HtGH = H.T @ GH
@@ -222,6 +232,7 @@ class PNMF(FactorizationModel):
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints,
                               "accelerate": ["boolean"]}
+    _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
     def __init__(self, n_components: int = 8, *, accelerate: bool = True, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
@@ -270,15 +281,26 @@ class PNMF(FactorizationModel):
 
     def _finish(self, factors, ctx):
         H = factors.H
-        scale = basis_norms(H, factors.GH)
+        scale = self.factor_scale_ = basis_norms(H, factors.GH)
         basis = ctx.X.tdot(H).T
         basis /= np.maximum(np.linalg.norm(basis, axis=1), EPS)[:, None].astype(H.dtype)
         self.components_ = basis
+        self.code_map_ = projective_code_map(H, scale)
         return H * scale
+
+    def _transform(self, X):
+        return nonnegative_codes(*self._cross_gram(X))
+
+    def _cross_gram(self, X):
+        """The right-hand side ``D⁻¹(2I − HᵀH)D · C x`` of the new rows' stationarity
+        conditions and the Gram matrix ``C Cᵀ`` of the unit basis rows ``C``."""
+        basis = self.components_.astype(X.dtype, copy=False)
+        cross = SparseOperator(X).dot(np.ascontiguousarray(basis.T))
+        return cross @ self.code_map_.T.astype(X.dtype), basis @ basis.T
 
 
 @shared_parameters
-class AGPNMF(PNMF):
+class AGPNMF(LearnedGraphAttachment, PNMF):
     """Automated-graph projective NMF (Pei, Wu & Chen 2014; paper 000, eqs. 11–17).
 
     ``min ‖X − H HᵀX‖² + γ tr(HᵀLH) + ‖X − SᵀX‖² + α tr(SᵀS) + β ‖S‖₁``, ``H, S ≥ 0``
@@ -359,6 +381,8 @@ class AGPNMF(PNMF):
     """
 
     uses_document_graph = True  # the start graph S0 (or the kNN support)
+    _state_attributes = PNMF._state_attributes + ("symmetric_graph_",) + ATTACHMENT_STATE
+    _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {
         **PNMF._parameter_constraints,
@@ -473,6 +497,7 @@ class AGPNMF(PNMF):
 
     def _update(self, factors, ctx):
         H, S, GS, gram = factors.H, factors.S, factors.GS, ctx.gram
+        factors.seen = H  # the step below makes a new H
         gamma = ctx.gamma
         stats = graph_step(S, GS, gram.entries, H, gamma, self.alpha, self.beta)
         factors.quad = gram.product(S, GS)  # G S of the new S: objective and next S-step
@@ -497,103 +522,11 @@ class AGPNMF(PNMF):
         self.graph_ = factors.S
         return super()._finish(factors, ctx)
 
-
-@shared_parameters
-class KernelAGPNMF(AGPNMF):
-    """Kernel AGPNMF (Pei, Wu & Chen 2014; paper 000, eqs. 18–21).
-
-    :class:`AGPNMF` with a kernel ``K`` in place of ``G = X Xᵀ``:
-    ``min ‖φ(X) − H Hᵀφ(X)‖² + γ tr(HᵀLH) + ‖φ(X) − Sᵀφ(X)‖² + α tr(SᵀS) + β ‖S‖₁``,
-    whose updates (eqs. 20–21, the H-rule corrected as in the module docstring) read the
-    data only through ``K``. The rule stays a majorization step for every kernel here: ``K``
-    is positive semi-definite with non-negative entries (``coef0 ≥ 0`` for the polynomial).
-
-    Kernels: ``linear`` ``⟨x_i, x_j⟩`` (= :class:`AGPNMF`, computed through the sparse X);
-    ``polynomial`` ``(⟨x_i, x_j⟩ + coef0)^degree``; ``gaussian``
-    ``exp(−‖x_i − x_j‖² / (2σ²))`` with σ = ``sigma``, or the mean distance between the
-    documents when None (the width is kept in ``sigma_``).
-
-    Cost: a non-linear ``K`` is dense, so ``K S`` is an n × n × n BLAS-3 product per
-    iteration (run on ``BLAS3_THREADS`` BLAS threads). Memory: as :class:`AGPNMF` (``K``
-    takes the place of ``G``): ``(1 + 2·n_init) · n²`` numbers, plus the fitted documents
-    (O(nnz)) kept for ``transform``.
-
-    ``components_`` is the input-space basis ``HᵀX`` (unit rows); ``transform`` solves
-    ``φ(x) ≈ (Φ H) v``, ``v ≥ 0``, through the kernel. Otherwise as :class:`AGPNMF`.
-
-    Defaults. Paper 000 does not give its kernel or kernel parameters. A kernel that is
-    positive for unrelated (orthogonal) documents — ``coef0 > 0``, or a Gaussian, which gives
-    ``exp(−1/σ²)`` to every such pair of unit rows — adds a component common to all documents
-    that the projection fits first: on the planted three-class corpora of the tests the
-    default Gaussian (σ ≈ 1.3) gave NMI 0.02–0.06 and ``coef0 = 1`` 0.32–0.47, while
-    ``(⟨x_i, x_j⟩)²`` (the default) and the linear kernel gave 1.0 (measured). Hence
-    ``degree=2, coef0=0``: the squared cosine on unit tf-idf rows, which keeps unrelated
-    documents at 0 and sharpens the similarity of related ones.
-
-    Parameters
-    ----------
-    {n_components}
-    kernel : {"linear", "polynomial", "gaussian"}, default="polynomial"
-        The kernel ``K`` (see above).
-    degree : int ≥ 1, default=2
-        Degree of the polynomial kernel.
-    coef0 : float ≥ 0, default=0.0
-        Constant of the polynomial kernel.
-    sigma : float > 0 or None, default=None
-        Width σ of the Gaussian kernel; None: the mean distance between the documents.
-    {inherited parameters}
-    {loop parameters}
-
-    Attributes
-    ----------
-    components_, labels_, objective_history_, n_iter_, graph_ : as in :class:`AGPNMF`.
-    sigma_ : float or None, the Gaussian width used.
-    """
-
-    _parameter_constraints = {
-        **AGPNMF._parameter_constraints,
-        "kernel": [StrOptions({"linear", "polynomial", "gaussian"})],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, 0, None, closed="left")],
-        "sigma": [Interval(Real, 0, None, closed="neither"), None],
-    }
-
-    def __init__(self, n_components: int = 8, *, kernel: str = "polynomial", degree: int = 2,
-                 coef0: float = 0.0, sigma: float | None = None, gamma: float = DEFAULT_GAMMA,
-                 alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
-                 n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
-                 accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,
-                 init_iter: int = 30, init: str = "random", assign: str = "kmeans",
-                 n_assign_init: int = 20, random_state: Seed = None) -> None:
-        super().__init__(n_components, gamma=gamma, alpha=alpha, beta=beta,
-                         start_graph=start_graph, n_neighbors=n_neighbors, scaling=scaling,
-                         self_loops=self_loops, accelerate=accelerate, max_iter=max_iter,
-                         tol=tol, n_init=n_init, init_iter=init_iter, init=init,
-                         assign=assign, n_assign_init=n_assign_init,
-                         random_state=random_state)
-        self.kernel = kernel
-        self.degree = degree
-        self.coef0 = coef0
-        self.sigma = sigma
-
-    def _gram(self, X):
-        self.sigma_ = None
-        if self.kernel == "linear":
-            return super()._gram(X)
-        K, self.sigma_ = kernel_matrix(X, self.kernel, self.degree, self.coef0, self.sigma)
-        self.X_fit_ = sp.csr_matrix(X) if sp.issparse(X) else np.array(X)
-        return KernelGram(K)
-
-    def _finish(self, factors, ctx):
-        embedding = super()._finish(factors, ctx)
-        H, GH = factors.H, factors.GH
-        scale = basis_norms(H, GH)
-        self.basis_coef_ = H / scale  # feature-space basis Φ H / ‖Φ H‖ (unit columns)
-        self.basis_gram_ = self.basis_coef_.T @ GH / scale
-        return embedding
+    def _keep_for_transform(self, X, embedding, factors, ctx):
+        S = sp.csr_matrix(factors.S)
+        self.symmetric_graph_ = sp.csr_matrix((S + S.T) * 0.5)
+        seen = factors.H if factors.seen is None else factors.seen
+        self._attach(X, seen * self.factor_scale_, ctx.gamma, self.factor_scale_)
 
     def _transform(self, X):
-        if self.kernel == "linear":
-            return super()._transform(X)
-        kernel = cross_kernel(X, self.X_fit_, self.kernel, self.degree, self.coef0, self.sigma_)
-        return nonnegative_codes(kernel @ self.basis_coef_.astype(X.dtype), self.basis_gram_)
+        return self._codes(X, *self._cross_gram(X))

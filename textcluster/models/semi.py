@@ -260,6 +260,7 @@ class _LabelConstrained:
 
     def _update(self, factors, ctx):
         U, X = factors.U, ctx.X
+        factors.seen = factors.V  # _update_z makes a new V
         self._update_basis(U, factors.V, X.tdot(factors.V), ctx)
         XU, UtU = X.dot(U), U.T @ U
         self._update_z(factors, XU, UtU, ctx)
@@ -267,7 +268,7 @@ class _LabelConstrained:
 
     def _finish(self, factors, ctx):
         U, Z = factors.U, factors.Z
-        normalize_basis(U, Z)
+        self.factor_scale_ = normalize_basis(U, Z)
         self.components_ = U.T
         return ctx.constraint.expand(Z)
 
