@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from textcluster.assign import assign_clusters, cluster_scores
+from textcluster.assign import assign_clusters, cluster_scores, fit_assignment
 from textcluster._errors import InvalidInputError
 
 
@@ -41,3 +41,26 @@ def test_assignment_rejects_nan_and_too_many_clusters():
         assign_clusters(np.array([[np.nan, 1.0]]), 1)
     with pytest.raises(InvalidInputError, match="clusters"):
         assign_clusters(np.ones((2, 2)), 3)
+
+
+def test_the_fitted_rule_is_the_nearest_centroid_in_its_space():
+    rng = np.random.default_rng(1)
+    rows = rng.random((60, 4)) ** 3
+    for method in ("kmeans", "cosine"):
+        rule = fit_assignment(rows, 3, method, n_init=3, random_state=0)
+        space = rows / np.linalg.norm(rows, axis=1, keepdims=True) if method == "cosine" else rows
+        np.testing.assert_allclose(rule.rows(rows), space)
+        distances = ((space[:, None, :] - rule.centers[None]) ** 2).sum(axis=2)
+        np.testing.assert_array_equal(rule.predict(rows), distances.argmin(axis=1))
+        np.testing.assert_array_equal(assign_clusters(rows, 3, method, 3, 0), rule.predict(rows))
+        np.testing.assert_array_equal(rule.predict(sp.csr_matrix(rows)), rule.predict(rows))
+    argmax = fit_assignment(rows, 4, "argmax")
+    np.testing.assert_array_equal(argmax.centers, np.eye(4))
+    np.testing.assert_array_equal(argmax.predict(rows), rows.argmax(axis=1))
+
+
+def test_the_rule_of_a_row_does_not_depend_on_the_other_rows():
+    rows = np.random.default_rng(2).random((30, 3))
+    rule = fit_assignment(rows, 3, "cosine", n_init=2, random_state=0)
+    alone = np.concatenate([rule.predict(rows[i:i + 1]) for i in range(30)])
+    np.testing.assert_array_equal(alone, rule.predict(rows))

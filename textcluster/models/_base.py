@@ -19,6 +19,13 @@ A start's :class:`Factors` hold its factor matrices and whatever products one up
 for the next (declared as fields, ``None`` until computed); nothing else carries state between
 iterations. :func:`run_updates` and :meth:`FactorizationModel._fit_factors` own iteration,
 tolerance, restarts, the objective history and convergence warnings.
+
+New documents: ``predict(X)`` is the fitted assignment rule (:class:`~textcluster.assign.
+AssignmentRule`: ``assign`` and ``cluster_centers_``) applied to ``transform(X)``, and
+``labels_`` is the same rule applied to the training factor. What ``transform`` solves is each
+family's (its Notes; the hooks ``_transform`` and ``_keep_for_transform``). ``fitted_state()``
+and ``from_fitted_state(params, state)`` (:mod:`textcluster.models._state`) save and rebuild
+what ``transform`` and ``predict`` read, listed in ``_state_attributes``.
 """
 
 from __future__ import annotations
@@ -88,9 +95,9 @@ SHARED_PARAMETERS = {
     ``"random"``: ``n_init`` random starts; ``"custom"``: the start ``W`` (n × k), ``H``
     (k × m) passed to ``fit`` (each model says what it makes of them).""",
     "assign": """{{"kmeans", "cosine", "argmax"}}, default={default}
-    How ``labels_`` are read off the document factor
-    (:func:`textcluster.assign.assign_clusters`): k-means on its rows, k-means on its rows
-    scaled to unit length, or the largest entry of each row.""",
+    How ``labels_`` are read off the document factor, and ``predict`` assigns new documents
+    (:func:`textcluster.assign.fit_assignment`): the nearest k-means centroid of its rows, of
+    its rows scaled to unit length, or the largest entry of each row.""",
     "n_assign_init": """int ≥ 1, default={default}
     k-means restarts of ``assign="kmeans"`` and ``"cosine"``.""",
     "random_state": """int, RandomState instance or None, default={default}

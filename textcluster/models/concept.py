@@ -172,6 +172,12 @@ class CF(FactorizationModel):
     components_ : (k, m) the concepts ``Aᵀ X``, rows of unit norm.
     concept_weights_ : (n, k) ``A``.
     labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
+
+    Notes
+    -----
+    Out of sample: the non-negative least-squares codes of new documents,
+    NCW-weighted with the corpus' term totals (``term_totals_``), for the concepts
+    ``components_``.
     """
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
@@ -305,6 +311,11 @@ class LCCF(GraphAttachment, SelectsGraphStrength, CF):
     graph_ : (n, n) sparse, the document graph.
     lam_ : float, the λ used.
     lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).
+
+    Notes
+    -----
+    Out of sample: as :class:`~textcluster.models.GNMF`, for the concepts
+    and the NCW-weighted document; kept for it: the training rows, their factor and the graph.
     """
 
     uses_document_graph = True
@@ -410,6 +421,11 @@ class GRSCF(LCCF):
     ncw : bool, default=True
         Normalized-cut weighting of the documents, as in :class:`CF`.
     {loop parameters}
+
+    Notes
+    -----
+    Out of sample: as :class:`LCCF`; a new document is unlabelled (its own
+    row of ``Z``).
     """
 
     semi_supervised = True

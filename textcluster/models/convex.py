@@ -122,6 +122,13 @@ class ConvexNMF(FactorizationModel):
     components_ : (k, m) the centroids ``Wᵀ X`` or ``Hᵀ X``.
     concept_weights_ : (n, k) ``W`` or ``H``.
     labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
+
+    Notes
+    -----
+    Out of sample: convex NMF's basis ``Wᵀ X`` does not involve ``G``, so a
+    new document's codes for it (non-negative least squares) are its row of the objective.
+    Cluster-NMF's ``H`` is the basis' weights too: a new row solves its row of the stationarity
+    conditions, as in :class:`~textcluster.models.PNMF` (``code_map_``).
     """
 
     _parameter_constraints = {

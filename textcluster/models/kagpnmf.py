@@ -63,6 +63,11 @@ class KernelAGPNMF(AGPNMF):
     ----------
     components_, labels_, objective_history_, n_iter_, graph_ : as in :class:`AGPNMF`.
     sigma_ : float or None, the Gaussian width used.
+
+    Notes
+    -----
+    Out of sample: as :class:`AGPNMF`, through the kernel (codes for ``ΦH``,
+    reconstruction weights from kernel values).
     """
 
     _state_attributes = AGPNMF._state_attributes + ("basis_coef_", "basis_gram_", "sigma_")

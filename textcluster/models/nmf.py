@@ -246,6 +246,16 @@ class NMF(FactorizationModel):
     labels_ : (n,) cluster of each document.
     objective_history_ : objective at the start and after each iteration of the kept run.
     n_iter_ : iterations of the kept run.
+    cluster_centers_ : (k, k) centroids of the fitted assignment rule (of the unit rows for
+        ``assign="cosine"``; the axes for ``"argmax"``).
+    factor_scale_ : (k,) the basis column norms the document factor absorbed at the end.
+    term_totals_ : (m,) or None, the corpus' term totals of the NCW weighting.
+
+    Notes
+    -----
+    Out of sample: ``transform`` solves the non-negative least-squares codes of new documents
+    for ``components_`` (after the NCW weighting with the corpus' term totals when ``ncw``): the
+    objective restricted to a new row. ``predict`` applies the fitted assignment rule to them.
     """
 
     _parameter_constraints = {
@@ -420,6 +430,20 @@ class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
     lam_ : float, the λ used.
     lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).
     graph_check_ : dict or None, the graph check's ``lift`` and ``passed``.
+
+    Notes
+    -----
+    Out of sample (:mod:`textcluster.models._attach`): a new document is attached to the
+    fitted graph as :func:`~textcluster.graph.knn_graph` would link it (its ``n_neighbors``
+    nearest training documents and those whose kNN it would join, weighted alike; a training
+    document passed again keeps its own edges), and its factor minimizes the objective restricted
+    to its row, ``U`` and the training rows fixed: ``‖x − Uv‖² + λ Σ_j s_j ‖v − v_j‖²``, a
+    non-negative least-squares problem with a ridge towards the neighbours' weighted mean. Exact
+    for one new node (the edges it would take from training documents' kNN lists are left out);
+    the neighbours' factor is the one the fit's last V-update saw. With a precomputed ``graph``,
+    new documents are attached by the kNN rule. Kept for it: the training rows ``X_fit_``
+    (sparse), ``neighbour_factor_``, ``graph_``, ``graph_weight_`` and the scales; memory
+    O(nnz + n·k + n·n_neighbors).
     """
 
     uses_document_graph = True

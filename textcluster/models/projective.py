@@ -228,6 +228,17 @@ class PNMF(FactorizationModel):
     ----------
     components_ : (k, m) basis ``HᵀX`` with rows scaled to unit L2 norm.
     labels_, objective_history_, n_iter_ : as in :class:`~textcluster.models.NMF`.
+
+    Notes
+    -----
+    Out of sample: the basis ``HᵀX`` holds every document's row, so a row of a
+    stationary fit is not its least-squares code but solves its row of the stationarity
+    conditions, ``(HᵀG H) h = (2I − HᵀH) HᵀX x`` with ``h ≥ 0`` (the KKT conditions of the
+    objective). ``transform`` solves that row for a new document with ``H`` fixed (its own share
+    of the basis, O(1/n), left out): non-negative least squares for the unit basis rows with the
+    right-hand side mapped by ``code_map_``. It reproduces a stationary fit; the default 100
+    steps stop short of one on some corpora (2,000 LA Times 1 documents: 97.7 % of ``labels_``,
+    99.9 % after 300 steps).
     """
 
     _parameter_constraints = {**FactorizationModel._parameter_constraints,
@@ -378,6 +389,16 @@ class AGPNMF(LearnedGraphAttachment, PNMF):
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`PNMF`.
     graph_ : (n, n) the learned ``S``.
+
+    Notes
+    -----
+    Out of sample: :class:`PNMF`'s row of the stationarity conditions with the
+    graph term of a new node ν of the learned graph, ``γ Σ_j R_νj ‖h − h_j‖²``, ``R_νj = s_j / 2``:
+    its column ``s`` of ``S`` reconstructs the document from its cosine kNN neighbourhood (the
+    support ``S`` starts on), ``min_{s ≥ 0} ‖x − Σ_j s_j x_j‖² + α‖s‖² + β Σ_j s_j`` (the graph
+    term left out of this step); a training document passed again keeps its row of
+    ``R = (S + Sᵀ)/2`` (``symmetric_graph_``, sparse: memory O(nnz(S)), n² for a random start).
+    The neighbours' ``H`` is the one the fit's last H-update saw.
     """
 
     uses_document_graph = True  # the start graph S0 (or the kNN support)

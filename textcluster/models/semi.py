@@ -309,6 +309,11 @@ class ConstrainedNMF(_LabelConstrained, NMF):
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
     n_label_classes_ : int, classes among the labels.
+
+    Notes
+    -----
+    Out of sample: as :class:`NMF`; a new document is unlabelled (its own
+    row of ``Z``): its codes for the basis.
     """
 
     semi_supervised = True
@@ -382,6 +387,11 @@ class GSNMFC(_LabelConstrained, GNMF):
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
     graph_, lam_, lam_selection_, graph_check_ : as in :class:`GNMF`.
     n_label_classes_ : int, classes among the labels.
+
+    Notes
+    -----
+    Out of sample: as :class:`GNMF`; a new document is unlabelled (its own
+    row of ``Z``).
     """
 
     semi_supervised = True
@@ -488,6 +498,11 @@ class DNMF(NMF):
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
     n_label_classes_ : int, classes among the labels.
+
+    Notes
+    -----
+    Out of sample: as :class:`NMF`; the label term involves only labelled
+    rows, so a new document gets its codes for the basis.
     """
 
     semi_supervised = True
