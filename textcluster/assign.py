@@ -85,6 +85,19 @@ def assign_clusters(embedding: npt.ArrayLike, n_clusters: int, method: str = "km
     return rule.predict(embedding)
 
 
+def cluster_means(rows: np.ndarray | sp.spmatrix, labels: npt.ArrayLike,
+                  k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(means, sizes)``: the k × d mean row of each cluster ``0..k-1`` (zero for a cluster
+    without documents; one sparse product, no dense n × d) and the number of its documents."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    sums = indicator @ rows
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    sizes = np.bincount(labels, minlength=k)
+    return np.asarray(sums / np.maximum(sizes, 1)[:, None], dtype=np.float64), sizes
+
+
 def cluster_scores(rows: np.ndarray | sp.spmatrix, labels: npt.ArrayLike) -> np.ndarray:
     """Confidence of each assignment, in [0, 1]: ``1 − d₁ / d₂`` with ``d₁`` the Euclidean
     distance of a document's row to the centroid (mean row) of its own cluster and ``d₂`` to
@@ -97,12 +110,19 @@ def cluster_scores(rows: np.ndarray | sp.spmatrix, labels: npt.ArrayLike) -> np.
     n × k distances are dense.
     """
     labels = np.asarray(labels)
-    n, k = len(labels), int(labels.max()) + 1
-    indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-    centroids = indicator @ rows
-    centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
-    sizes = np.bincount(labels, minlength=k)
-    centroids = centroids / np.maximum(sizes, 1)[:, None]
+    centroids, sizes = cluster_means(rows, labels, int(labels.max()) + 1)
+    return scores_against(rows, labels, centroids, sizes)
+
+
+def scores_against(rows: np.ndarray | sp.spmatrix, labels: npt.ArrayLike,
+                   centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """:func:`cluster_scores` against given ``centroids`` (k × d, e.g. a saved model's
+    training clusters; ``sizes``: 0 marks a cluster without documents, never the nearest)."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    if n == 0:
+        return np.zeros(0)
+    rows = rows.astype(np.float64) if sp.issparse(rows) else np.asarray(rows, np.float64)
     distances = (row_norms(rows, squared=True)[:, None] - 2 * np.asarray(rows @ centroids.T)
                  + np.square(centroids).sum(axis=1))
     distances = np.sqrt(np.maximum(distances, 0.0))

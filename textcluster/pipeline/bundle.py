@@ -43,15 +43,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.preprocessing import normalize
-from sklearn.utils.extmath import row_norms
 
 from .. import __version__
 from .._errors import BundleError, InvalidInputError
+from ..assign import cluster_means, scores_against
 from ..corpora import Corpus
 from ..models import MODELS, chosen_settings
 from ..text.tfidf import Vectorizer
 from . import export
+from .export import score_rows
 from .job import JobResult
 from .prepare import vectorize
 
@@ -132,7 +132,7 @@ class Bundle:
         k = max(int(result.k), int(fitted.max()) + 1)
         cluster_ids = _output_ids(fitted, np.asarray(result.labels), k)
         rows = score_rows(model, result.X, result.embedding)
-        centroids, sizes = _centroids(rows, fitted, k)
+        centroids, sizes = cluster_means(rows, fitted, k)
         meta = _describe(result, cluster_ids, sizes, n_terms)
         meta["score"]["dimensions"] = int(centroids.shape[1])
         return cls(model, rep.vectorizer, centroids, sizes, cluster_ids, meta)
@@ -247,16 +247,6 @@ def check_target(folder: str | os.PathLike) -> Path:
 # -- the score space ------------------------------------------------------------------------------
 
 
-def score_rows(model: Any, X: Any, embedding: np.ndarray | None = None) -> Any:
-    """The rows the clusters are read on, as ``clusters.csv`` scores them: for the k-means
-    models the (projected) tf-idf rows, else the document factor (``embedding``, or
-    ``model.transform(X)`` for new documents), scaled to unit rows for ``assign="cosine"``."""
-    if hasattr(model, "_represent"):  # KMeansBaseline, LSIKMeans
-        return model._represent(X, fitting=False)
-    rows = model.transform(X) if embedding is None else embedding
-    return normalize(rows) if getattr(model, "assign", None) == "cosine" else rows
-
-
 def _output_ids(fitted, labels, k):
     """The output id of each of the ``k`` fitted clusters: the run's ``labels`` may renumber
     the model's (``--align-to``); a fitted cluster without documents gets an unused id."""
@@ -282,37 +272,6 @@ def predict_with_rows(model: Any, X: Any) -> tuple[np.ndarray, Any]:
         return np.asarray(model.predict(X)), score_rows(model, X)
     embedding = model.transform(X)
     return np.asarray(rule().predict(embedding)), score_rows(model, X, embedding)
-
-
-def _centroids(rows, labels, k):
-    """k × d mean rows per cluster (zero for a cluster without documents) and the sizes."""
-    n = len(labels)
-    indicator = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-    sums = indicator @ rows
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
-    sizes = np.bincount(labels, minlength=k)
-    return np.asarray(sums / np.maximum(sizes, 1)[:, None], dtype=np.float64), sizes
-
-
-def scores_against(rows: Any, labels: np.ndarray, centroids: np.ndarray,
-                   sizes: np.ndarray) -> np.ndarray:
-    """``1 − d_own / d_next`` of each row (:func:`textcluster.assign.cluster_scores`) against
-    fixed ``centroids``: the distance to its cluster's centroid over that to the nearest other
-    centroid of a non-empty cluster; 1 at its centroid, 0 half-way or nearer another."""
-    n = len(labels)
-    if n == 0:
-        return np.zeros(0)
-    rows = rows.astype(np.float64) if sp.issparse(rows) else np.asarray(rows, np.float64)
-    distances = (row_norms(rows, squared=True)[:, None] - 2 * np.asarray(rows @ centroids.T)
-                 + np.square(centroids).sum(axis=1))
-    distances = np.sqrt(np.maximum(distances, 0.0))
-    own = distances[np.arange(n), labels]
-    distances[np.arange(n), labels] = np.inf
-    distances[:, sizes == 0] = np.inf
-    other = distances.min(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(other > 0, 1.0 - own / other, 0.0)
-    return np.clip(np.nan_to_num(score, nan=0.0, posinf=1.0), 0.0, 1.0)
 
 
 def _score_space(model):

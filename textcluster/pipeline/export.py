@@ -13,7 +13,7 @@ from sklearn.preprocessing import normalize
 
 from .. import __version__
 from .._errors import InvalidInputError
-from ..assign import cluster_scores
+from ..assign import cluster_means, cluster_scores
 from ..metrics import nmi
 from .timeline import clusters_over_time
 
@@ -52,13 +52,8 @@ def top_terms(result, n_terms=10, profile="centroid"):
 
 
 def _centroids(X, labels, clusters):
-    """k × m mean rows of ``X`` per cluster (one sparse product, no dense n × m)."""
-    members = sp.csr_matrix((np.ones(len(labels)), (np.searchsorted(clusters, labels),
-                                                     np.arange(len(labels)))),
-                            shape=(len(clusters), len(labels)))
-    sums = members @ X
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
-    return sums / np.asarray(members.sum(axis=1))
+    """k × m mean rows of ``X`` for the cluster ids ``clusters`` (sorted)."""
+    return cluster_means(X, np.searchsorted(clusters, labels), len(clusters))[0]
 
 
 def cluster_centroids(X, labels, terms):
@@ -96,20 +91,19 @@ def clusters_frame(result):
         "doc_id": corpus.ids,
         "cluster": result.labels,
         "label": corpus.labels if corpus.labels is not None else "",
-        "score": np.round(cluster_scores(_scored_rows(result), result.labels), 6),
+        "score": np.round(cluster_scores(score_rows(result.model, result.X, result.embedding),
+                                         result.labels), 6),
     })
 
 
-def _scored_rows(result):
-    """The rows the clusters were found on: the document factor (its unit rows for
-    ``assign="cosine"``), or for k-means models the (projected) tf-idf rows, whose
-    ``transform`` gives distances instead."""
-    model = result.model
-    if hasattr(model, "_represent"):  # k-means models: their (projected) tf-idf rows
-        return model._represent(result.X, fitting=False)
-    if getattr(model, "assign", None) == "cosine":
-        return normalize(result.embedding)
-    return result.embedding
+def score_rows(model, X, embedding=None):
+    """The rows the clusters are read on, as ``clusters.csv`` scores them: for the k-means
+    models the (projected) tf-idf rows, else the document factor (``embedding``, or
+    ``model.transform(X)`` for new documents), scaled to unit rows for ``assign="cosine"``."""
+    if hasattr(model, "_represent"):  # KMeansBaseline, LSIKMeans
+        return model._represent(X, fitting=False)
+    rows = model.transform(X) if embedding is None else embedding
+    return normalize(rows) if getattr(model, "assign", None) == "cosine" else rows
 
 
 def write_run(result, out_dir, period="auto"):
