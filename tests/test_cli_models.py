@@ -137,3 +137,10 @@ def test_override_values_are_toml_and_python_booleans():
               "i=[2, 3]", 'j="x y"']]
     assert dict(pairs) == {"a": True, "b": False, "c": True, "d": False, "e": 10, "f": "heat",
                            "g": "TRUE", "h": 1000.0, "i": [2, 3], "j": "x y"}
+
+
+@pytest.mark.parametrize("name", ["nmf", "gnmf", "agpnmf", "lccf", "sodnmf"])
+def test_models_name_says_how_new_documents_are_placed(name):
+    output = invoke("models", name).output
+    assert "new documents (transform, predict, textcluster assign):" in output
+    assert "Out of sample" in output

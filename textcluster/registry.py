@@ -109,12 +109,14 @@ class ModelDescription:
     memory: str  # the "Memory:" sentence of the class (else module) docstring; "" if none
     dense_memory: bool  # keeps n × n matrices (memory O(n²))
     parameters: tuple[ParameterDoc, ...]
+    out_of_sample: str = ""  # the Notes' "Out of sample" paragraph: how new documents are placed
 
     @property
     def supervision(self) -> str:
         return "semi-supervised" if self.semi_supervised else "unsupervised"
 
 
+_OUT_OF_SAMPLE = re.compile(r"^Out of sample\b.*?(?=\n\s*\n|\Z)", re.M | re.S)
 _PARAMETERS = re.compile(r"^Parameters\n-{3,}\n(.*?)(?=^\S[^\n]*\n-{3,}\n|\Z)", re.M | re.S)
 _PAPER = re.compile(r"\bpaper (\d{3})(?:'s)?,? ?((?:eqs?\.|§)[^;()]*)?")
 _MEMORY = re.compile(r"\bmemory:? (.*?)(?:\.(?=\s|$)|$)", re.I | re.S)
@@ -142,6 +144,7 @@ def describe_model(name: str, cls: type) -> ModelDescription:
         uses_document_graph=bool(getattr(cls, "uses_document_graph", False)),
         memory=memory_text, dense_memory="n²" in memory_text,
         parameters=tuple(_parameter_docs(doc)),
+        out_of_sample=" ".join(m[0].split()) if (m := _OUT_OF_SAMPLE.search(doc)) else "",
     )
 
 

@@ -55,6 +55,10 @@ def format_model(model: ModelDescription, qualname: str) -> str:
                 if model.semi_supervised else ""),
              f"  graph        {'a document graph' if model.uses_document_graph else 'none'}",
              f"  memory       {plain(model.memory) or '-'}",
+             *(["", "new documents (transform, predict, textcluster assign):"]
+               + textwrap.wrap(plain(model.out_of_sample), 88, initial_indent="  ",
+                               subsequent_indent="  ", break_on_hyphens=False)
+               if model.out_of_sample else []),
              "", "parameters (run: --set NAME=VALUE, or --set model.NAME=VALUE):"]
     width = max((len(p.name) for p in model.parameters), default=0)
     type_width = min(max((len(p.type) for p in model.parameters), default=0), 40)
