@@ -10,7 +10,12 @@ counts it is fitted on. :func:`fit_tfidf` returns that idf with the matrix, and 
 columns and weights of the fitted matrix (:meth:`Vectorizer.transform`).
 """
 
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,20 +35,69 @@ WEIGHTINGS = Registry("tf-idf weighting")
 ANALYZER_OPTIONS = ("stop_words", "lowercase", "normalize")
 
 
+# Tokenizing in worker processes: below this many documents one process does it all (the
+# pool's start-up and the terms' way back cost more than the second core saves; measured with
+# benchmarks/bench_preprocess.py), and the documents go to the workers in chunks of this many,
+# at most PARALLEL_INFLIGHT chunks per worker at a time (memory stays bounded for any corpus).
+PARALLEL_MIN_DOCS = 2000
+PARALLEL_CHUNK = 500
+PARALLEL_INFLIGHT = 2
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | None = None,
                 min_df: float = 1, max_df: float = 1.0,
-                max_features: int | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
+                max_features: int | None = None,
+                n_jobs: int | None = 1) -> tuple[sp.csr_matrix, np.ndarray]:
     """Documents × terms count matrix (CSR) and the vocabulary, via scikit-learn's
-    ``CountVectorizer`` with a spaCy :class:`~textcluster.text.tokenize.Analyzer`."""
+    ``CountVectorizer`` with a spaCy :class:`~textcluster.text.tokenize.Analyzer`.
+
+    ``texts`` may be any iterable (a generator too): it is read once, in order. An
+    :class:`Analyzer` analyzes each piece of text (between single spaces) once and keeps its
+    terms (the terms are those of spaCy's tokens of the whole text, see
+    :meth:`Analyzer.__call__`). With ``n_jobs`` > 1 (``None``: the cores this process may use,
+    :func:`available_cores`), an :class:`Analyzer` and at least :data:`PARALLEL_MIN_DOCS`
+    documents, the new pieces of each chunk of :data:`PARALLEL_CHUNK` documents are analyzed
+    by worker processes, a bounded number of chunks in flight, and the documents put together
+    and counted here in their order: the counts and the vocabulary are the same as in one
+    process. The default is one process: on the shared two-core machine of
+    ``benchmarks/bench_preprocess.py`` two workers were not faster (this process's share,
+    putting the documents together and counting, does not shrink with them)."""
+    analyzer = analyzer or Analyzer()
+    n_jobs = available_cores() if n_jobs is None else n_jobs
+    if n_jobs < 1:
+        raise InvalidInputError(f"n_jobs must be at least 1, got {n_jobs}")
+    pooled = (analyzer if n_jobs > 1 and isinstance(analyzer, Analyzer)
+              and not isinstance(texts, str) else None)
+    stream: Iterator[str] = iter(())
+    if pooled is not None:
+        stream = iter(texts)
+        head = list(itertools.islice(stream, PARALLEL_MIN_DOCS))
+        if len(head) < PARALLEL_MIN_DOCS:
+            pooled, texts = None, head
+        stream = itertools.chain(head, stream)
+    parallel = pooled is not None
     vectorizer = CountVectorizer(
-        analyzer=analyzer or Analyzer(),
+        analyzer=_terms_given if parallel else analyzer,
         min_df=min_df,
         max_df=max_df,
         max_features=max_features,
         dtype=np.float64,
     )
     try:
-        counts = vectorizer.fit_transform(texts)
+        if pooled is not None:
+            with _worker_pool(pooled, n_jobs) as pool:
+                counts = vectorizer.fit_transform(_terms_in_workers(pool, pooled, stream,
+                                                                      n_jobs))
+        else:
+            counts = vectorizer.fit_transform(texts)
     except InvalidParameterError as exc:  # a bad min_df, max_df or max_features
         raise InvalidInputError(f"invalid preprocessing setting: {exc}") from None
     except ValueError as exc:  # an empty vocabulary, before or after min_df / max_df
@@ -54,6 +108,69 @@ def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | Non
             f"stop_words=none, a lower min_df, a higher max_df)"
         ) from None
     return counts.tocsr(), vectorizer.get_feature_names_out()
+
+
+def _terms_given(terms: list[str]) -> list[str]:
+    return terms
+
+
+# The analyzer of a worker process (set once by the pool's initializer).
+_worker_analyzer: Analyzer | None = None
+
+
+def _start_worker(analyzer: Analyzer) -> None:
+    global _worker_analyzer
+    _worker_analyzer = analyzer
+
+
+def _analyze_pieces(pieces: list[str]) -> dict:
+    assert _worker_analyzer is not None
+    return _worker_analyzer.analyze_pieces(pieces)
+
+
+def _worker_pool(analyzer: Analyzer, n_jobs: int) -> ProcessPoolExecutor:
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_start_worker,
+                               initargs=(analyzer,))
+
+
+def _terms_in_workers(pool: ProcessPoolExecutor, analyzer: Analyzer, texts: Iterator,
+                      n_jobs: int) -> Iterator[list[str]]:
+    """The terms of each text, in order. The texts are read in chunks; the pieces of a chunk
+    (:meth:`Analyzer.__call__`) not analyzed before are shared out among the workers, and
+    the chunk's texts put together from the memo here while the workers analyze the pieces of
+    the next chunks: each piece is analyzed once, in one process. At most PARALLEL_INFLIGHT
+    chunks per worker are read ahead of the one being yielded."""
+    decode = CountVectorizer().decode  # bytes decoded, NaN refused, as CountVectorizer does
+    memo = analyzer._pieces
+    sent: set[str] = set()
+    pending: deque[tuple[list[str], list[list[str]], list[Future]]] = deque()
+
+    def finish() -> Iterator[list[str]]:
+        chunk, parts, futures = pending.popleft()
+        for future in futures:
+            entries = future.result()
+            sent.difference_update(entries)
+            analyzer.add_pieces(entries)
+        for text, its in zip(chunk, parts):
+            yield analyzer.join(text, its)
+
+    while True:
+        chunk = [decode(doc) for doc in itertools.islice(texts, PARALLEL_CHUNK)]
+        if not chunk:
+            break
+        parts = [text.split(" ") for text in chunk]
+        new = list(dict.fromkeys(piece for its in parts for piece in its
+                                 if piece not in memo and piece not in sent))
+        sent.update(new)
+        futures = [pool.submit(_analyze_pieces, new[i::n_jobs]) for i in range(n_jobs)
+                   if new[i::n_jobs]]
+        pending.append((chunk, parts, futures))
+        if len(pending) > PARALLEL_INFLIGHT * n_jobs:
+            yield from finish()
+    while pending:
+        yield from finish()
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 import re
 from functools import lru_cache
+from itertools import chain
+from typing import Any
 
 from .._compat import require
 from .._errors import InvalidInputError
@@ -17,6 +19,54 @@ def _spacy_tokenizer():
     from spacy.lang.en import English
 
     return English().tokenizer
+
+
+# Pieces of text (the parts between single spaces) analyzed once per Analyzer: beyond this many,
+# the memo is emptied and starts again (it only saves time).
+_PIECE_MEMO_SIZE = 1 << 20
+
+
+_Joins = tuple[frozenset[tuple[str, str]], set[str], set[str], dict[str, set[str]],
+               dict[str, set[str]]]
+
+
+@lru_cache(maxsize=1)
+def _special_joins() -> _Joins:
+    """What could make spaCy tokenize a piece of text differently inside a text than alone.
+
+    spaCy's tokenizer splits a text at whitespace and tokenizes every run of non-space
+    characters on its own (its own cache is keyed by the run), then looks for its special cases
+    ("'cause", ":)", "10a.m." ...) again across the tokens of the whole text, as sequences of
+    the tokens it would make of them without special cases (its phrase matcher). Only such a
+    match across a space can make the tokens of a piece depend on its neighbours. Returned:
+    the pairs of consecutive tokens of those sequences, and for the first / last token of each
+    special case's own tokens the sequence's first / last token (what an edge token may have
+    been before a special case replaced it)."""
+    from spacy.symbols import ORTH
+    from spacy.tokenizer import Tokenizer
+
+    tokenizer = _spacy_tokenizer()
+    plain = Tokenizer(tokenizer.vocab, rules={}, prefix_search=tokenizer.prefix_search,
+                      suffix_search=tokenizer.suffix_search,
+                      infix_finditer=tokenizer.infix_finditer,
+                      token_match=tokenizer.token_match, url_match=tokenizer.url_match)
+    pairs: set[tuple[str, str]] = set()
+    first_alias: dict[str, set[str]] = {}
+    last_alias: dict[str, set[str]] = {}
+    for string, substrings in (tokenizer.rules or {}).items():
+        if any(c.isspace() for c in string):
+            continue
+        pattern = [t.text for t in plain(string)]
+        if not pattern:
+            continue
+        pairs.update(zip(pattern[:-1], pattern[1:]))
+        orths = [d.get(ORTH, d.get("ORTH", "")) for d in substrings]
+        if orths:
+            first_alias.setdefault(orths[0], set()).add(pattern[0])
+            last_alias.setdefault(orths[-1], set()).add(pattern[-1])
+    lefts = {a for a, _ in pairs}
+    rights = {b for _, b in pairs}
+    return frozenset(pairs), lefts, rights, first_alias, last_alias
 
 
 def stop_words(name: str | None = "spacy") -> frozenset[str]:
@@ -59,20 +109,117 @@ class Analyzer:
         self.min_length = min_length
         self._stops = globals()["stop_words"](stop_words)
         self._norm = _normalizer(normalize)
+        # piece of text between single spaces -> its terms; and for the few pieces whose
+        # first or last token may belong to a special case's sequence, those tokens
+        self._pieces: dict[str, tuple[str, ...]] = {}
+        self._edges: dict[str, tuple[Any, Any]] = {}
 
     def __call__(self, text: str) -> list[str]:
-        tokens = (t.text for t in _spacy_tokenizer()(text))
+        """The terms of ``text``: the same as :meth:`reference`, faster. The text is cut at
+        single spaces (as spaCy's tokenizer cuts it at whitespace) and each piece is analyzed
+        once per Analyzer (most pieces repeat); a text where a special case of spaCy could
+        straddle a space (see :func:`_special_joins`) is analyzed whole instead."""
+        parts = text.split(" ")
+        missing = set(parts).difference(self._pieces)
+        if missing:
+            self.add_pieces(self.analyze_pieces(list(missing)))
+        return self.join(text, parts)
+
+    def join(self, text: str, parts: list[str]) -> list[str]:
+        """The terms of ``text``, cut into ``parts`` at single spaces, from the memo of
+        pieces (pieces not in it are analyzed here)."""
+        try:
+            if not self._edges.keys().isdisjoint(parts) and self._straddles(parts):
+                return self.reference(text)
+            return list(chain.from_iterable(map(self._pieces.__getitem__, parts)))
+        except KeyError:  # the memo was emptied meanwhile
+            entries = self.analyze_pieces(parts)
+            self.add_pieces(entries)
+            if any(_may_join(a[2], b[1]) for a, b in zip(
+                    map(entries.__getitem__, parts[:-1]), map(entries.__getitem__, parts[1:]))
+                   if a[2] is not None and b[1] is not None):
+                return self.reference(text)
+            return list(chain.from_iterable(entries[piece][0] for piece in parts))
+
+    def _straddles(self, parts: list[str]) -> bool:
+        edges = self._edges
+        none = (None, None)
+        tail = None
+        for piece in parts:
+            head, next_tail = edges.get(piece, none)
+            if tail is not None and head is not None and _may_join(tail, head):
+                return True
+            tail = next_tail
+        return False
+
+    def reference(self, text: str) -> list[str]:
+        """The terms of ``text`` from spaCy's tokens of the whole text (no memo)."""
+        return self._terms(t.text for t in _spacy_tokenizer()(text))
+
+    def _terms(self, tokens) -> list[str]:
         if self.lowercase:
             tokens = (t.lower() for t in tokens)
         words = [t for t in tokens if len(t) >= self.min_length and _WORD.fullmatch(t)]
         words = [w for w in words if w.lower() not in self._stops and w.lower() not in _CLITICS]
         return [self._norm(w) for w in words] if self._norm else words
 
+    def add_pieces(self, entries: dict[str, tuple[tuple[str, ...], Any, Any]]) -> None:
+        """Puts the analyzed pieces ``entries`` (from :meth:`analyze_pieces`) in the memo."""
+        if len(self._pieces) + len(entries) >= _PIECE_MEMO_SIZE:
+            self._pieces.clear()
+            self._edges.clear()
+        self._pieces[""] = ()
+        for piece, (terms, head, tail) in entries.items():
+            self._pieces[piece] = terms
+            if head is not None or tail is not None:
+                self._edges[piece] = (head, tail)
+
+    def analyze_pieces(self, missing: list[str]) -> dict[str, tuple[tuple[str, ...], Any, Any]]:
+        """Analyzes the pieces (no space in them) with one call of spaCy's tokenizer: joined
+        by newlines, a whitespace token between any two, across which no special case can
+        match, so each piece gets the tokens it gets alone (less whitespace tokens, which are
+        never terms)."""
+        missing = list(dict.fromkeys(p for p in missing if p))
+        entries: dict[str, tuple[tuple[str, ...], Any, Any]] = {"": ((), None, None)}
+        if not missing:
+            return entries
+        starts = []
+        at = 0
+        for piece in missing:
+            starts.append(at)
+            at += len(piece) + 1
+        tokens: list[list[str]] = [[] for _ in missing]
+        i = 0
+        for token in _spacy_tokenizer()("\n".join(missing)):
+            if token.is_space:
+                continue
+            idx = token.idx
+            while i + 1 < len(starts) and starts[i + 1] <= idx:
+                i += 1
+            tokens[i].append(token.text)
+        _, lefts, rights, first_alias, last_alias = _special_joins()
+        for piece, its in zip(missing, tokens):
+            head = tail = None
+            if its and not piece[0].isspace():
+                heads = ({its[0]} | first_alias.get(its[0], set())) & rights
+                head = frozenset(heads) if heads else None
+            if its and not piece[-1].isspace():
+                tails = ({its[-1]} | last_alias.get(its[-1], set())) & lefts
+                tail = frozenset(tails) if tails else None
+            entries[piece] = (tuple(self._terms(its)), head, tail)
+        return entries
+
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("_stops", "_norm")}
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_stops", "_norm", "_pieces", "_edges")}
 
     def __setstate__(self, state):
         self.__init__(**state)
+
+
+def _may_join(tails: frozenset[str], heads: frozenset[str]) -> bool:
+    pairs = _special_joins()[0]
+    return any((a, b) in pairs for a in tails for b in heads)
 
 
 def _normalizer(kind):
