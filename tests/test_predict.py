@@ -211,3 +211,20 @@ def test_predict_agrees_with_labels_on_2000_la_times_documents(la1, name):
     model = make_model(name, n_components=len(np.unique(y)), random_state=0,
                        **REAL_SETTINGS.get(name, {})).fit(X)
     assert agreement(model, X) >= 0.99
+
+
+def test_reconstruction_weights_solve_the_new_column_of_the_learned_graph():
+    from textcluster.models._attach import reconstruction_weights
+
+    X = sp.random(30, 20, density=0.3, random_state=4, format="csr")
+    new = sp.random(5, 20, density=0.3, random_state=5, format="csr")
+    support = sp.random(5, 30, density=0.3, random_state=6, format="csr")
+    alpha, beta = 0.1, 0.05
+    weights = reconstruction_weights(new, X, support, lambda A, B: (A @ B.T).toarray(),
+                                     alpha, beta)
+    for i in range(5):  # ‖x − Σ s_j x_j‖² + α‖s‖² + β Σ s = ‖[X_Jᵀ; √α I] s − [x; −β/(2√α)]‖²
+        J = support[i].indices
+        A = np.vstack([X[J].toarray().T, np.sqrt(alpha) * np.eye(len(J))])
+        b = np.concatenate([new[i].toarray().ravel(),
+                            np.full(len(J), -beta / (2 * np.sqrt(alpha)))])
+        np.testing.assert_allclose(weights[i, J].toarray().ravel(), nnls(A, b)[0], atol=1e-8)

@@ -31,6 +31,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import solve_triangular
+from scipy.optimize import nnls
 
 from .. import graph as graphs
 from ..graph import _BLOCK_BUDGET, WEIGHTINGS, _top_k, _unit_rows
@@ -205,15 +207,14 @@ class LearnedGraphAttachment(GraphAttachment):
 
 
 def reconstruction_weights(X_new: Any, X_fit: Any, support: sp.csr_matrix, kernel: Any,
-                           alpha: float, beta: float, block: int = 256,
-                           tol: float = 1e-8, max_iter: int = 2000) -> sp.csr_matrix:
+                           alpha: float, beta: float, block: int = 256) -> sp.csr_matrix:
     """Per row ``x`` of ``X_new``, ``argmin_{s ≥ 0} ‖φ(x) − Σ_j s_j φ(x_j)‖² + α ‖s‖² + β Σ s``
     over the fitted rows ``j`` of its row of ``support`` (``kernel(A, B)``: the dense kernel
-    of two sets of rows). Exact coordinate steps, all rows of a block at once, until no
-    weight moves by more than ``tol`` of the largest. CSR with ``support``'s pattern."""
+    of two sets of rows), solved exactly (Lawson–Hanson active set on the Cholesky factor of
+    each row's small system). CSR with ``support``'s pattern."""
     support = sp.csr_matrix(support)
     support.sort_indices()
-    data = []
+    data = np.zeros(support.nnz)
     for start in range(0, support.shape[0], block):
         sub = support[start:start + block]
         if sub.nnz == 0:
@@ -221,33 +222,19 @@ def reconstruction_weights(X_new: Any, X_fit: Any, support: sp.csr_matrix, kerne
         fitted = np.unique(sub.indices)
         K = kernel(X_fit[fitted], X_fit[fitted]).astype(np.float64)
         cross = kernel(X_new[start:start + block], X_fit[fitted]).astype(np.float64)
-        lengths = np.diff(sub.indptr)
-        row_of = np.repeat(np.arange(len(lengths)), lengths)
-        slot = np.arange(sub.nnz) - sub.indptr[row_of]
-        where = np.zeros((len(lengths), max(int(lengths.max(initial=0)), 1)), dtype=np.intp)
-        mask = np.zeros(where.shape, dtype=bool)
-        where[row_of, slot] = np.searchsorted(fitted, sub.indices)
-        mask[row_of, slot] = True
-        G = K[where[:, :, None], where[:, None, :]] * (mask[:, :, None] & mask[:, None, :])
-        g = cross[np.arange(len(lengths))[:, None], where] * mask
-        data.append(_ridge_nnls(G, g, mask, alpha, beta / 2.0, tol, max_iter)[mask])
-    return sp.csr_matrix((np.concatenate(data) if data else np.zeros(0), support.indices,
-                          support.indptr), shape=support.shape)
+        for i in range(sub.shape[0]):
+            entries = slice(sub.indptr[i], sub.indptr[i + 1])
+            where = np.searchsorted(fitted, sub.indices[entries])
+            data[support.indptr[start + i]:support.indptr[start + i + 1]] = _ridge_nnls(
+                K[np.ix_(where, where)], cross[i, where] - beta / 2.0, alpha)
+    return sp.csr_matrix((data, support.indices, support.indptr), shape=support.shape)
 
 
-def _ridge_nnls(G, g, mask, alpha, linear, tol, max_iter):
-    """``argmin_{s ≥ 0} sᵀGs − 2gᵀs + α sᵀs + 2·linear·Σ s`` per row (G: b × L × L, padded
-    entries masked out)."""
-    s = np.zeros(g.shape)
-    diagonal = np.maximum(np.einsum("bjj->bj", G) + alpha, 1e-12)
-    for _ in range(max_iter):
-        largest = 0.0
-        for j in range(g.shape[1]):
-            gradient = np.einsum("bl,bl->b", G[:, j, :], s) - g[:, j] + alpha * s[:, j] + linear
-            column = np.where(mask[:, j], np.maximum(s[:, j] - gradient / diagonal[:, j], 0.0),
-                              0.0)
-            largest = max(largest, float(np.abs(column - s[:, j]).max(initial=0.0)))
-            s[:, j] = column
-        if largest <= tol * max(float(np.abs(s).max(initial=0.0)), 1e-12):
-            break
-    return s
+def _ridge_nnls(G: np.ndarray, c: np.ndarray, alpha: float) -> np.ndarray:
+    """``argmin_{s ≥ 0} sᵀ(G + αI)s − 2cᵀs`` (``G`` positive semi-definite), as the
+    non-negative least-squares problem ``‖Lᵀs − L⁻¹c‖²`` with ``G + αI = L Lᵀ``."""
+    if c.size == 0:
+        return c
+    system = G + (alpha + 1e-12 * max(float(np.trace(G)), 1.0)) * np.eye(c.size)
+    lower = np.linalg.cholesky(system)
+    return nnls(lower.T, solve_triangular(lower, c, lower=True), maxiter=100 * c.size)[0]

@@ -319,7 +319,7 @@ class LCCF(GraphAttachment, SelectsGraphStrength, CF):
     """
 
     uses_document_graph = True
-    _state_attributes = CF._state_attributes + ("graph_",) + ATTACHMENT_STATE
+    _state_attributes = CF._state_attributes + ("graph_", "lam_") + ATTACHMENT_STATE
     _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {

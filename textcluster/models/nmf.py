@@ -447,7 +447,7 @@ class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
     """
 
     uses_document_graph = True
-    _state_attributes = NMF._state_attributes + ("graph_",) + ATTACHMENT_STATE
+    _state_attributes = NMF._state_attributes + ("graph_", "lam_") + ATTACHMENT_STATE
 
     _parameter_constraints = {
         **NMF._parameter_constraints,
