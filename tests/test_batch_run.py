@@ -359,7 +359,8 @@ def _pipeline_models(path):
     return [entry["name"] for entry in config["models"]]
 
 
-@pytest.mark.parametrize("path", sorted(PIPELINES.glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(p for p in PIPELINES.glob("*.toml")
+                                     if p.name != "nightly.toml"), ids=lambda p: p.name)
 def test_every_shipped_pipeline_expands(path):
     missing = [m for m in _pipeline_models(path) if m not in MODELS]
     if missing:
@@ -369,6 +370,11 @@ def test_every_shipped_pipeline_expands(path):
     assert listing.exit_code == 0, listing.output
     summary = listing.output.splitlines()[-1]
     assert summary.startswith(f"pipeline {path.stem}: ") and " 0 jobs" not in summary
+
+
+def test_a_nightly_file_is_not_a_batch():
+    listing = batch(PIPELINES / "nightly.toml", "--dry-run")
+    assert listing.exit_code == 2 and "textcluster nightly" in listing.output
 
 
 def test_the_smoke_pipeline_runs_on_real_data(tmp_path, real_data_dir):

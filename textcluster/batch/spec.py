@@ -92,6 +92,9 @@ def load_pipeline(path, overrides=(), data_dir=None):
     except RecursionError:
         raise InvalidInputError(f"{path}: values are nested too deeply for a pipeline "
                                 "file") from None
+    if "nightly" in config:
+        raise InvalidInputError(f"{path} is a nightly file, not a batch pipeline: run it with "
+                                f"textcluster nightly {path}")
     return make_pipeline(config, str(path), text, overrides, data_dir, default_name=path.stem)
 
 
