@@ -2,29 +2,33 @@
 fitted document graph, the model's objective restricted to its row.
 
 A graph model fits ``min ‖X − V Uᵀ‖² + λ tr(Vᵀ L V)`` (plus terms that do not involve a
-document's row of ``V``). Add a document ``x`` as a new node whose edges go to its
-``n_neighbors`` most cosine-similar training documents, weighted as the fitted graph's edges
-are (:func:`textcluster.graph.neighbour_weights`), and hold ``U`` and the training rows of
-``V`` fixed: what is left of the objective is
+document's row of ``V``). Add a document ``x`` as a new node linked as
+:func:`~textcluster.graph.knn_graph` would link it had it been appended to the data
+(:func:`attachment_edges`: its ``n_neighbors`` most cosine-similar training documents, and
+the training documents whose k-th neighbour it would displace, weighted as the fitted graph's
+edges), and hold ``U`` and the training rows of ``V`` fixed: what is left of the objective is
 
     ‖x − U v‖² + λ Σ_j s_j ‖v − v_j‖²  =  ‖x − U v‖² + λ d ‖v − m‖² + const,
 
 ``d = Σ_j s_j`` and ``m`` the neighbours' weighted mean factor: a non-negative least-squares
 problem with a ridge towards ``m`` (:func:`~textcluster.models._codes.ridge_codes`). It is
-exact for one new node attached to the fitted graph; it leaves out the edges the new document
-would take from training documents' own kNN lists, and its own share of the basis. A training
-document passed again finds itself among its neighbours.
+exact for one new node; it leaves out how the node would change the training documents'
+edges and the basis. A training document passed again is that document: it keeps its edges
+in the fitted graph, so its code is its row of the objective given the others. The
+neighbours' factor is the one the fit's last update of the document factor saw (the previous
+iterate): each training row was last solved from it.
 
 In the coordinates of the fitted attributes (``components_`` with unit rows, the document
 factor scaled to match) a factor's ridge is ``λ d / c²`` with ``c`` the scale the fit moved
-from the basis to the document factor at its end (``factor_scale_``). What it keeps on the
-model, O(nnz + n k): the training documents (``X_fit_``, sparse, as given to ``fit``), their
-factor (``embedding_``), the graph term's weight (``graph_weight_``), ``factor_scale_``, the
-heat-kernel width of the graph (``graph_width_``) and a further ridge towards 0 per factor
-(``code_ridge_``, e.g. SODNMF's β). With a precomputed ``graph`` passed to ``fit`` a new
-document's edges to it are unknown: it is attached by the model's kNN rule instead.
+from the basis to the document factor (``factor_scale_``). Kept on the model (memory
+O(nnz + n·k) plus the graph): the training documents (``X_fit_``, sparse, as given to
+``fit``), their factor (``neighbour_factor_``), the graph (``graph_``), the graph term's weight
+(``graph_weight_``), ``factor_scale_``, the graph's heat-kernel width and each document's k-th
+neighbour similarity (``graph_width_``, ``graph_reach_``), a ridge towards 0 per factor
+(``code_ridge_``, SODNMF's β) and a final scaling (``code_scale_``, SODNMF's R). With a
+precomputed ``graph`` passed to ``fit`` a new document's edges to it are unknown: it is
+attached by the model's kNN rule. :class:`LearnedGraphAttachment` is AGPNMF's variant.
 """
-
 from __future__ import annotations
 
 from typing import Any, ClassVar

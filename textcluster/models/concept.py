@@ -288,7 +288,8 @@ class LCCF(GraphAttachment, SelectsGraphStrength, CF):
     first iteration (this start keeps them at 0.86), so λ = 100 acts about 10⁵ times weaker.
     The selection's cost is about 2 × a fixed-λ fit (O(n²k) per iteration either way).
 
-    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
+    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph; the fitted model
+    keeps the training documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------
@@ -405,7 +406,8 @@ class GRSCF(LCCF):
     for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
     class's labelled documents averaged into their shared row of ``Z``.
 
-    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph.
+    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph; the fitted model
+    keeps the training documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------

@@ -118,7 +118,8 @@ class ANMF(TermGraphFit, GNMF):
     (plain NMF).
 
     ``init="custom"``: ``W`` is the document factor V (n × k), ``H`` the basis Uᵀ (k × m).
-    Memory: O(nnz + (n + m)k + (n + m)·neighbours).
+    Memory: O(nnz + (n + m)k + (n + m)·neighbours); the fitted model keeps the training
+    documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------
@@ -349,7 +350,8 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     class starts as the mean of its labelled documents' rows of W), ``H`` (k × m) that of Pᵀ,
     with C = 1 and R = I. The document factor returned is ``S R`` times the norms of P's
     columns; ``components_`` are P's columns scaled to unit norm.
-    Memory: O(nnz + (n + m)k) plus the two sparse graphs.
+    Memory: O(nnz + (n + m)k) plus the two sparse graphs; the fitted model keeps the
+    training documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------

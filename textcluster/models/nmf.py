@@ -353,7 +353,8 @@ class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
     :func:`textcluster.graph.knn_graph`, or a precomputed ``graph`` passed to ``fit``). The
     V-update is ``V ← V ⊙ (XU + λWV) / (VUᵀU + λDV)`` (eq. 16), a majorization step, so the
     objective never increases. λ = 0 gives :class:`NMF`. Memory: O(nnz + (n + m)k +
-    n·n_neighbors).
+    n·n_neighbors); the fitted model keeps the training documents (O(nnz)) for ``transform``
+    (Notes).
 
     Scale (``scaling``). As written the objective has no minimizer but NMF's: ``(U s, V / s)``
     fits X equally well and divides the graph term by s², so its infimum lies at V → 0, and the
@@ -439,8 +440,8 @@ class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
     document passed again keeps its own edges), and its factor minimizes the objective restricted
     to its row, ``U`` and the training rows fixed: ``‖x − Uv‖² + λ Σ_j s_j ‖v − v_j‖²``, a
     non-negative least-squares problem with a ridge towards the neighbours' weighted mean. Exact
-    for one new node (the edges it would take from training documents' kNN lists are left out);
-    the neighbours' factor is the one the fit's last V-update saw. With a precomputed ``graph``,
+    for one new node (how it would change the training documents' edges is left out); the
+    neighbours' factor is the one the fit's last V-update saw. With a precomputed ``graph``,
     new documents are attached by the kNN rule. Kept for it: the training rows ``X_fit_``
     (sparse), ``neighbour_factor_``, ``graph_``, ``graph_weight_`` and the scales; memory
     O(nnz + n·k + n·n_neighbors).

@@ -343,7 +343,8 @@ class AGPNMF(LearnedGraphAttachment, PNMF):
     ``(1 + 2·n_init) · n² ·`` itemsize bytes (one n × n more when a dense starting graph is
     passed); 9,494 documents in float32 with ``n_init=1`` need 3 × 344 MiB ≈ 1.0 GiB, in
     float64 2.0 GiB. ``fit`` refuses a corpus for which that memory is not available
-    (:func:`textcluster.models._memory.require_memory`), before allocating it.
+    (:func:`textcluster.models._memory.require_memory`), before allocating it. The fitted
+    model keeps the training documents and ``(S + Sᵀ)/2`` (sparse) for ``transform`` (Notes).
 
     Defaults. At the paper's setting (γ = 0.01 on a random ``S``) the graph term was
     6·10⁻⁶ of the objective on TDT2 five-class subsets and AGPNMF clustered like PNMF (mean

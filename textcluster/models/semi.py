@@ -356,7 +356,8 @@ class GSNMFC(_LabelConstrained, GNMF):
     with ``scaling="cai"`` it is β itself. Default β = 10⁻³, a light ridge (paper 004 gives no
     value): at the least-squares start a diagonal entry of ``VᵀV`` is about
     ``0.03 ‖X‖²_F / k`` (measured on planted corpora), so the default adds about 3 % to it.
-    Memory: O(nnz + (n + m)k + n·n_neighbors).
+    Memory: O(nnz + (n + m)k + n·n_neighbors); the fitted model keeps the training
+    documents (O(nnz)) for ``transform`` (Notes).
 
     ``fit(X, y, graph=None)``: ``y`` integer class codes, ``-1`` = unlabelled. ``init="custom"``:
     ``W`` (n × k) the document factor (each class starts from the mean of its labelled rows),
