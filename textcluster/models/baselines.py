@@ -24,8 +24,7 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
     """k-means (Lloyd, k-means++ starts) on the document rows of the tf-idf matrix.
 
     ``fit_transform`` returns the distances to the centroids; memory O(nnz + k·m)
-    (the centroids are dense). ``predict``: the nearest centroid (``labels_`` are the same
-    rule applied to the training rows, which is k-means' own final assignment).
+    (the centroids are dense).
 
     Parameters
     ----------
@@ -37,6 +36,11 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
         Lloyd iterations per run at most.
     random_state : int, RandomState instance or None, default=None
         Seed of the k-means starts.
+
+    Notes
+    -----
+    Out of sample: ``predict`` assigns a new document to the nearest centroid of its tf-idf
+    row (``cluster_centers_``), the rule ``labels_`` follow on the training rows.
     """
 
     semi_supervised: ClassVar[bool] = False
@@ -139,6 +143,11 @@ class LSIKMeans(KMeansBaseline):
         Lloyd iterations per run at most.
     random_state : int, RandomState instance or None, default=None
         Seed of the SVD and of the k-means starts.
+
+    Notes
+    -----
+    Out of sample: a new document is projected with the fitted SVD (scaled to unit length when
+    ``normalize``) and assigned to the nearest centroid (``cluster_centers_``).
     """
 
     _parameter_constraints = {
