@@ -20,7 +20,7 @@ Both fits read CSV tables (``id,text,label``) written to a temporary folder, so 
 documents keep their panel ids. Writes ``reports/stable_ids/results.csv``,
 ``centroids.csv`` and ``README.md``::
 
-    nice -n 10 python reports/stable_ids.py --data-dir /work/shared/data
+    nice -n 10 python reports/stable_ids.py --data-dir ../shared/data
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ def write_readme(frame: pd.DataFrame, halves: pd.DataFrame, seconds: float) -> N
         "",
         "```bash",
         ". .venv/bin/activate && nice -n 10 python reports/stable_ids.py "
-        "--data-dir /work/shared/data",
+        "--data-dir ../shared/data",
         "```",
         "",
     ]
