@@ -28,14 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .._errors import InvalidInputError
 from ..models import MODELS
 from ..pipeline import load_corpus, run_job
-from ..pipeline.align import align_result, write_alignment
+from ..pipeline.align import align_result, read_previous, write_alignment
 from ..pipeline.bundle import load_model, save_model, write_assignment
-from ..pipeline.export import atomic_write, write_run
+from ..pipeline.export import atomic_write, replace_folder, write_run
 from .spec import one_job
 
 MODES = ("refit", "assign")
@@ -111,7 +110,7 @@ def run_night(nightly: Nightly, date: datetime.date | str | None = None,
     try:
         record = _fill(nightly, day, previous, tmp)
         atomic_write(tmp / NIGHT_FILE, json.dumps(record, indent=2) + "\n")
-        _replace(tmp, folder)
+        replace_folder(tmp, folder)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Night(day, folder, False, record)
@@ -145,7 +144,7 @@ def _fill(nightly: Nightly, day: str, previous: Path | None, out: Path) -> dict[
         record.update(bundle=str(nightly.output / day / MODEL_DIR), n_docs=len(ids),
                       metrics=result.metrics)
     if previous is not None:
-        before = _ids_of(previous)
+        before = read_previous(previous).ids
         record["new_documents"] = int((~np.isin(ids.astype(str), before)).sum())
     return record
 
@@ -154,10 +153,6 @@ def _bundle_of(night: Path) -> Path:
     """The bundle the night ``night`` used or saved."""
     record = json.loads((night / NIGHT_FILE).read_text(encoding="utf-8"))
     return Path(record["bundle"])
-
-
-def _ids_of(night: Path) -> np.ndarray:
-    return pd.read_csv(night / "clusters.csv", dtype={"doc_id": str})["doc_id"].to_numpy()
 
 
 def _previous_night(output: Path, day: str) -> Path | None:
@@ -186,14 +181,3 @@ def _is_date(text: str) -> bool:
     except ValueError:
         return False
     return len(text) == 10
-
-
-def _replace(tmp: Path, folder: Path) -> None:
-    """Put the finished night ``tmp`` at ``folder`` (replacing a forced re-run's)."""
-    if folder.exists():
-        old = folder.with_name(f".{folder.name}.{uuid.uuid4().hex}.old")
-        folder.rename(old)
-        tmp.rename(folder)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(folder)

@@ -26,7 +26,6 @@ from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
 from ..corpora import Corpus
 from ..corpora.loaders import loader_options, resolve_loader
-from ..metrics import METRICS, UNLABELED
 from ..models import MODELS, SEMI_SUPERVISED, make_model
 from ..pipeline import PREPROCESS_DEFAULTS, Job
 from ..registry import UnknownNameError

@@ -162,7 +162,7 @@ class Bundle:
             meta["checksum"] = _json_checksum(meta)
             text = json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
             (tmp / JSON_FILE).write_text(text, encoding="utf-8")
-            _replace_folder(tmp, target)
+            export.replace_folder(tmp, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -463,22 +463,6 @@ def _restore(key, spec, arrays):
 
 
 # -- writing --------------------------------------------------------------------------------------
-
-
-def _replace_folder(tmp, target):
-    """Move the finished folder ``tmp`` to ``target``; an old bundle there is moved aside
-    first and removed after, so ``target`` is never a mix of the two."""
-    if not target.exists():
-        os.replace(tmp, target)
-        return
-    old = target.parent / f".{target.name}.{uuid.uuid4().hex}.old"
-    os.replace(target, old)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        os.replace(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_assignment(assigned: AssignResult, bundle: Bundle, out_dir: str | os.PathLike,

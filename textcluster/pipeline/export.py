@@ -3,12 +3,12 @@
 import json
 import os
 import platform
+import shutil
 import uuid
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from .. import __version__
@@ -180,17 +180,39 @@ def _history(model):
     return None if history is None else [float(v) for v in history]
 
 
-def atomic_write(path, text):
-    """Write ``text`` to ``path`` through a temporary file and a rename (no partial files).
+def atomic_write(path, data):
+    """Write ``data`` (text, or bytes) to ``path`` through a temporary file and a rename (no
+    partial files); returns ``path``.
 
     The temporary file is created with ``open(..., "x")`` rather than ``mkstemp`` so that the
     result gets the usual permissions (0666 less the umask), not mkstemp's owner-only 0600.
     """
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        with open(tmp, "x", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        if isinstance(data, bytes):
+            with open(tmp, "xb") as handle:
+                handle.write(data)
+        else:
+            with open(tmp, "x", encoding="utf-8", newline="") as handle:
+                handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return path
+
+
+def replace_folder(tmp, target):
+    """Move the finished folder ``tmp`` to ``target``; a folder already there is moved aside
+    first and removed after, so ``target`` is never a mix of the two."""
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    old = target.parent / f".{target.name}.{uuid.uuid4().hex}.old"
+    os.replace(target, old)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

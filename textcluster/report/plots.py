@@ -14,8 +14,6 @@ entropy of −5 %. Unbounded values (objective, seconds) keep free axes.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
@@ -26,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._compat import require
+from ..pipeline.export import atomic_write
 
 if TYPE_CHECKING:  # matplotlib is optional (the ``plots`` extra): imported where a figure is made
     from matplotlib.axes import Axes
@@ -138,19 +137,9 @@ def save(figure: Figure, stem: Path | str) -> list[Path]:
         with require_matplotlib().rc_context({"svg.hashsalt": "textcluster"}):
             figure.savefig(buffer, format=fmt, dpi=DPI,
                            metadata={"Date": None} if fmt == "svg" else None)
-        paths.append(_write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
+        paths.append(atomic_write(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
     return paths
 
-
-def _write_atomic(path, data):
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 # -- plots ---------------------------------------------------------------------------------
