@@ -28,7 +28,7 @@ import pandas as pd
 from .._errors import InvalidInputError
 from ..corpora import Corpus
 from ..metrics import UNLABELED, evaluate
-from ..models import chosen_settings, make_model
+from ..models import MODELS, chosen_settings, make_model
 from . import export
 from .prepare import Representation, check_k, load_corpus, represent
 from .protocol import class_subset, evaluate_split, labeled_subset
@@ -245,7 +245,7 @@ def document_graph(corpus: Corpus, rows: np.ndarray, job: Job):
                else f"only the graph {corpus.metadata.get('graph')!r}")
         raise InvalidInputError(f"graph = {choice!r}: corpus {job.corpus!r} has {has}; "
                                 "use graph = \"knn\" (the default)")
-    if not make_model(job.model).uses_document_graph:
+    if not MODELS.get(job.model).uses_document_graph:
         raise InvalidInputError(
             f"graph = {choice!r}: model {job.model!r} uses no document graph; choose a "
             "graph-regularized model such as gnmf"
