@@ -235,11 +235,9 @@ def _handle_empty(X, corpus, policy):
     """Documents with no term left after preprocessing cannot be clustered: left out with a
     warning (``empty_documents="drop"``, the default; their ids are in ``dropped_docs``), or
     an error (``"error"``)."""
-    empty = empty_rows(X)
-    if len(empty) == 0:
+    empty, ids, shown = _empty_documents(X, corpus)
+    if not ids:
         return X, corpus, []
-    ids = [str(corpus.ids[i]) for i in empty]
-    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
     what = (f"{len(ids)} document(s) of corpus {corpus.name!r} have no terms left after "
             f"preprocessing (ids: {shown})")
     if policy != "drop":
@@ -256,18 +254,16 @@ def _handle_empty(X, corpus, policy):
             f"preprocessing (stop_words, min_df) or check the corpus")
     warnings.warn(f"{what} and are left out of the clustering (run.json lists them; "
                   f"--set empty_documents=error stops instead)", UserWarning, stacklevel=3)
-    keep = np.setdiff1d(np.arange(X.shape[0]), empty)
-    return X[keep], corpus.subset(keep), ids
+    X, corpus = _without(X, corpus, empty)
+    return X, corpus, ids
 
 
 def _drop_unknown(X, corpus, policy):
     """New documents with no term of the model's vocabulary cannot be placed: the training
     policy leaves them out with a warning, or refuses them."""
-    empty = empty_rows(X)
-    if len(empty) == 0:
+    empty, ids, shown = _empty_documents(X, corpus)
+    if not ids:
         return X, corpus, []
-    ids = [str(corpus.ids[i]) for i in empty]
-    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
     what = (f"{len(ids)} of the {X.shape[0]} document(s) of corpus {corpus.name!r} have no "
             f"term of the model's vocabulary after preprocessing (ids: {shown})")
     if len(ids) == X.shape[0]:
@@ -277,8 +273,22 @@ def _drop_unknown(X, corpus, policy):
         raise InvalidInputError(f"{what}, and the model was fitted with "
                                 f"empty_documents=error. Remove them to assign the others")
     warnings.warn(f"{what} and are left out", UserWarning, stacklevel=3)
-    keep = np.setdiff1d(np.arange(X.shape[0]), empty)
-    return X[keep], corpus.subset(keep), ids
+    X, corpus = _without(X, corpus, empty)
+    return X, corpus, ids
+
+
+def _empty_documents(X, corpus):
+    """The rows of ``X`` with no term, their document ids, and the ids as a message shows them
+    (the first five)."""
+    empty = empty_rows(X)
+    ids = [str(corpus.ids[i]) for i in empty]
+    return empty, ids, ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+
+
+def _without(X, corpus, rows):
+    """``X`` and ``corpus`` without the documents ``rows``."""
+    keep = np.setdiff1d(np.arange(X.shape[0]), rows)
+    return X[keep], corpus.subset(keep)
 
 
 def check_k(k: int | None, rep: Representation) -> None:
