@@ -6,7 +6,7 @@ matrices. ``K`` is dense whatever the sparsity of ``X``: memory O(n²), checked 
 :func:`~textcluster.models._memory.require_memory` before it is allocated. It is computed one
 block of rows at a time from sparse ``X`` (no dense n × m matrix), in ``X``'s precision, and
 multiplied by the factors in row blocks spread over threads. :class:`KernelContext` is what
-these models prepare.
+these models prepare (:func:`kernel_context`).
 """
 
 from __future__ import annotations
@@ -83,6 +83,15 @@ class KernelContext(Context):
     """``K = X Xᵀ`` (n × n, dense)."""
     K_trace: float
     """``tr K = ‖X‖²_F``."""
+
+
+def kernel_context(X, owner: str, context: type[KernelContext] = KernelContext,
+                   **fields) -> KernelContext:
+    """``context`` (:class:`KernelContext` or an extension of it, with its other ``fields``)
+    of the documents ``X`` as factorized: the dense kernel :func:`linear_kernel` of ``X``
+    (``owner`` names the model) and its trace."""
+    K = DenseKernel(linear_kernel(X, owner))
+    return context(X=X, K=K, K_trace=K.trace(), dtype=X.dtype, **fields)
 
 
 # -- the math shared by the kernel models --------------------------------------------------

@@ -52,14 +52,8 @@ from ._base import (
     shared_parameters,
 )
 from ._codes import basis_codes
-from ._kernel import (
-    DenseKernel,
-    KernelContext,
-    custom_concept_start,
-    kernel_fit_error,
-    linear_kernel,
-    normalize_concepts,
-)
+from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
+                      normalize_concepts)
 from .baselines import LSIKMeans
 from .nmf import graph_term, ncw_weighted, update_documents
 from .selection import GraphStrength, SelectsGraphStrength, membership
@@ -195,8 +189,7 @@ class CF(FactorizationModel):
     def _prepare(self, X, y, graph=None):
         self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
         weighted = ncw_weighted(X, self.term_totals_) if self.ncw else X
-        K = DenseKernel(linear_kernel(weighted, type(self).__name__))
-        return ConceptContext(X=weighted, data=X, K=K, K_trace=K.trace(), dtype=X.dtype)
+        return kernel_context(weighted, type(self).__name__, ConceptContext, data=X)
 
     def _random_factors(self, ctx, rng):
         n, k = ctx.X.shape[0], self.n_components

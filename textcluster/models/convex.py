@@ -22,14 +22,7 @@ from .._compat import StrOptions
 from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, shared_parameters
 from ._codes import nonnegative_codes
 from ._linalg import SparseOperator
-from ._kernel import (
-    DenseKernel,
-    KernelContext,
-    custom_concept_start,
-    kernel_fit_error,
-    linear_kernel,
-    normalize_concepts,
-)
+from ._kernel import custom_concept_start, kernel_context, kernel_fit_error, normalize_concepts
 from .projective import projection_ratio, projective_code_map
 
 
@@ -147,8 +140,7 @@ class ConvexNMF(FactorizationModel):
         self.variant = variant
 
     def _prepare(self, X, y, graph=None):
-        K = DenseKernel(linear_kernel(X, type(self).__name__))
-        return KernelContext(X=X, K=K, K_trace=K.trace(), dtype=X.dtype)
+        return kernel_context(X, type(self).__name__)
 
     def _random_factors(self, ctx, rng):
         n, k = ctx.X.shape[0], self.n_components
