@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
-from ._attach import ATTACHMENT_STATE, GraphAttachment
+from ._attach import ATTACHMENT_STATE
 from ._base import (
     CLUSTERING_CHECK,
     EPS,
@@ -51,11 +51,11 @@ from ._base import (
     extend,
     shared_parameters,
 )
-from ._codes import basis_codes
 from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
                       normalize_concepts)
 from .baselines import LSIKMeans
-from .nmf import graph_term, ncw_weighted, update_documents
+from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
+    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
@@ -135,7 +135,7 @@ def fit_concept_scale(A, KA, V):
 
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
-class CF(FactorizationModel):
+class CF(NCWWeighting, FactorizationModel):
     """Concept factorization ``min ‖X − V Aᵀ X‖²_F, A, V ≥ 0`` (Xu & Gong, SIGIR 2004;
     paper 001 eqs. 3–4).
 
@@ -187,9 +187,7 @@ class CF(FactorizationModel):
         self.ncw = ncw
 
     def _prepare(self, X, y, graph=None):
-        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
-        weighted = ncw_weighted(X, self.term_totals_) if self.ncw else X
-        return kernel_context(weighted, type(self).__name__, ConceptContext, data=X)
+        return kernel_context(self._ncw_fitted(X), type(self).__name__, ConceptContext, data=X)
 
     def _random_factors(self, ctx, rng):
         n, k = ctx.X.shape[0], self.n_components
@@ -245,19 +243,9 @@ class CF(FactorizationModel):
         self.components_ = np.ascontiguousarray(np.asarray(ctx.X.T @ A).T)
         return V
 
-    def _transform(self, X):
-        """Codes of new documents for the fitted concepts, weighted as the corpus was."""
-        return basis_codes(self._weighted(X), self.components_)
-
-    def _weighted(self, X):
-        """New documents weighted as the corpus was (NCW with its term totals)."""
-        if self.term_totals_ is None:
-            return X
-        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
-
 
 @shared_parameters
-class LCCF(GraphAttachment, SelectsGraphStrength, CF):
+class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     """Locally consistent concept factorization (Cai, He & Han, TKDE 2011; paper 001 eqs. 5–8).
 
     ``min ‖X − V Aᵀ X‖²_F + λ tr(Vᵀ L V)``, ``L = D − S`` the Laplacian of a kNN graph over the
@@ -348,13 +336,6 @@ class LCCF(GraphAttachment, SelectsGraphStrength, CF):
                  else ctx.K_trace / (self.n_components * max(degree.mean(), EPS)))
         ctx = extend(ctx, GraphConceptContext, W=W, degree=degree, lam_scale=scale)
         return self._at_strength(ctx, self.lam_ or 0.0)
-
-    def _keep_for_transform(self, X, embedding, factors, ctx):
-        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
-                     self.factor_scale_)
-
-    def _transform(self, X):
-        return self._attached_codes(X, self._weighted(X), self.components_)
 
     def _fixed_lam(self):
         """The λ given, Cai's λ = 100 for his scaling, or None (to choose)."""

@@ -221,9 +221,49 @@ def graph_term(V, W, degree):
     return float(graph_smoothness(V64, WV, degree).sum()), WV
 
 
+# -- what NMF's and CF's models share --------------------------------------------------------
+class NCWWeighting:
+    """The option ``ncw`` of :class:`NMF` and :class:`~textcluster.models.CF`: the documents
+    factorized after the normalized-cut weighting (:func:`ncw_weighted`), whose term totals
+    are kept (``term_totals_``) to weight new documents alike; their codes are then solved for
+    ``components_``."""
+
+    ncw: bool
+    components_: np.ndarray
+    term_totals_: np.ndarray | None
+
+    def _ncw_fitted(self, X):
+        """``X`` as factorized: NCW-weighted when ``ncw`` (the corpus' term totals kept)."""
+        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
+        return ncw_weighted(X, self.term_totals_) if self.ncw else X
+
+    def _transform(self, X):
+        return basis_codes(self._weighted(X), self.components_)
+
+    def _weighted(self, X):
+        """New documents weighted as the corpus was (NCW with its term totals)."""
+        if self.term_totals_ is None:
+            return X
+        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
+
+
+class WeightedGraphAttachment(GraphAttachment):
+    """``transform`` of :class:`GNMF` and :class:`~textcluster.models.LCCF`: new documents,
+    weighted as the corpus was (:class:`NCWWeighting`), attached to the fitted kNN graph at the
+    graph strength used (λ times the context's ``lam_scale``), their neighbours' factor the one
+    the fit's last update of the document factor saw."""
+
+    def _keep_for_transform(self, X, embedding, factors, ctx):
+        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
+                     self.factor_scale_)
+
+    def _transform(self, X):
+        return self._attached_codes(X, self._weighted(X), self.components_)
+
+
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
-class NMF(FactorizationModel):
+class NMF(NCWWeighting, FactorizationModel):
     """Non-negative matrix factorization ``min ‖X − V Uᵀ‖²_F, U, V ≥ 0``.
 
     Lee & Seung's multiplicative updates (paper 003, eqs. 2–3), started as Deng Cai's code
@@ -276,9 +316,7 @@ class NMF(FactorizationModel):
     _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
 
     def _prepare(self, X, y, graph=None):
-        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
-        if self.ncw:
-            X = ncw_weighted(X, self.term_totals_)
+        X = self._ncw_fitted(X)
         op = SparseOperator(X)
         return NMFContext(X=op, data=X, X_norm2=op.squared_norm(), dtype=X.dtype)
 
@@ -334,18 +372,9 @@ class NMF(FactorizationModel):
         self.components_ = U.T
         return V
 
-    def _transform(self, X):
-        return basis_codes(self._weighted(X), self.components_)
-
-    def _weighted(self, X):
-        """New documents weighted as the corpus was (NCW with its term totals)."""
-        if self.term_totals_ is None:
-            return X
-        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
-
 
 @shared_parameters
-class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
+class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
     ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V)`` over ``U, V ≥ 0``, ``L = D − W`` the Laplacian of a kNN
@@ -475,13 +504,6 @@ class GNMF(GraphAttachment, SelectsGraphStrength, NMF):
 
     def _prepare(self, X, y, graph=None):
         return self._fixed_strength(self._graph_context(X, y, graph))
-
-    def _keep_for_transform(self, X, embedding, factors, ctx):
-        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
-                     self.factor_scale_)
-
-    def _transform(self, X):
-        return self._attached_codes(X, self._weighted(X), self.components_)
 
     def _graph_context(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
