@@ -3,7 +3,9 @@
 SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
 into blocks of equal non-zero count and multiplying them in threads uses every core.
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
-:func:`gram_matrix` is the one dense ``X Xᵀ`` of the package.
+:func:`gram_matrix` is the one dense ``X Xᵀ`` of the package. :func:`sphere_quadratic` is the
+small dense solver of the unit-column step of GNMF and ANMF (a separable quadratic on the
+non-negative unit sphere).
 """
 
 from __future__ import annotations
@@ -102,3 +104,44 @@ def gram_matrix(X) -> np.ndarray:
 
     list(thread_pool(min(2, n_threads())).map(block, range(0, n, rows)))
     return G
+
+
+def sphere_value(u, b, mu, degree):
+    """``−2uᵀb + 2μ uᵀ diag(degree) u``: :func:`sphere_quadratic`'s objective for
+    ``a = 2μ · degree``."""
+    return float(-2.0 * (u @ b) + 2.0 * mu * (degree * u) @ u)
+
+
+def sphere_quadratic(b, a, steps=60):
+    """``argmin −2uᵀb + uᵀ diag(a) u`` over the non-negative unit sphere: ``u_i = [b_i]₊ /
+    (a_i + θ)`` with ``θ ≥ −min a`` the root of ``‖u(θ)‖ = 1`` (decreasing in θ), found by
+    Newton's method on ``1/‖u(θ)‖`` (nearly linear in θ) safeguarded by bisection. When even
+    ``θ = −min a`` leaves ``‖u‖ < 1`` (the "hard case" of trust-region problems, where b is
+    small against the spread of a) it returns ``u(−min a)`` scaled to unit length, which need
+    not be the minimizer: the caller keeps it only where it lowers the objective. None when b
+    has no positive entry."""
+    b = np.maximum(b, 0).astype(np.float64)
+    a = a.astype(np.float64)
+    support = b > 0
+    if not support.any():
+        return None
+    b_s, a_s = b[support], a[support]
+    low = -a.min()
+    u = np.zeros(a.shape[0])
+    gaps = a_s + low
+    if np.all(gaps > 0) and float(np.sum((b_s / gaps) ** 2)) < 1.0:  # the hard case
+        u[support] = b_s / gaps
+        return u / np.linalg.norm(u)
+    high = max(np.linalg.norm(b_s) - a_s.min(), low) + 1e-12  # ‖u(high)‖ ≤ 1
+    theta = high
+    for _ in range(steps):
+        ratio = b_s / (a_s + theta)
+        norm2 = float(ratio @ ratio)
+        if abs(norm2 - 1.0) < 1e-12:
+            break
+        low, high = (theta, high) if norm2 > 1.0 else (low, theta)
+        # Newton on 1/‖u‖ = 1; d(1/‖u‖)/dθ = Σ b²/(a + θ)³ / ‖u‖³
+        step = (norm2 - norm2 ** 1.5) / float(ratio @ (ratio / (a_s + theta)))
+        theta = theta - step if low < theta - step < high else (low + high) / 2.0
+    u[support] = b_s / (a_s + theta)
+    return u / np.linalg.norm(u)

@@ -55,7 +55,8 @@ from ._kernel import (KernelContext, custom_concept_start, kernel_context, kerne
                       normalize_concepts)
 from .baselines import LSIKMeans
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
-    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, update_documents)
+    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, parameter_entries,
+    update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
@@ -245,6 +246,7 @@ class CF(NCWWeighting, FactorizationModel):
 
 
 @shared_parameters
+@parameter_entries
 class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     """Locally consistent concept factorization (Cai, He & Han, TKDE 2011; paper 001 eqs. 5–8).
 
@@ -277,10 +279,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     {n_components}
     lam : float ≥ 0 or "auto", default="auto"
         The graph weight λ; "auto": chosen per corpus, or 100 with ``scaling="cai"``.
-    n_neighbors : int ≥ 1, default=5
-        Neighbours per document in the kNN graph.
-    weighting : {"binary", "heat", "cosine"}, default="cosine"
-        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    {document graph parameters}
     scaling : {"scale-free", "cai"}, default="scale-free"
         How λ is read (see above).
     ncw : bool, default=True
@@ -353,6 +352,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
 
 
 @shared_parameters
+@parameter_entries
 class GRSCF(LCCF):
     """Graph-regularized semi-supervised concept factorization (Shi, Du & Wang; paper 001
     eqs. 9–14).
@@ -388,10 +388,7 @@ class GRSCF(LCCF):
     {n_components}
     lam : float ≥ 0 or "auto", default=100.0
         The graph weight λ, as in :class:`LCCF`.
-    n_neighbors : int ≥ 1, default=5
-        Neighbours per document in the kNN graph.
-    weighting : {"binary", "heat", "cosine"}, default="cosine"
-        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    {document graph parameters}
     scaling : {"scale-free", "cai"}, default="cai"
         How λ is read, as in :class:`LCCF`.
     ncw : bool, default=True

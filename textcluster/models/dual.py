@@ -38,6 +38,7 @@ from .nmf import (
     fit_scale,
     graph_term,
     normalize_basis,
+    parameter_entries,
     reconstruction_error,
     unit_basis_step,
     update_documents,
@@ -71,6 +72,7 @@ class DualGraphContext(GraphContext):
 
 
 @shared_parameters
+@parameter_entries
 class ANMF(TermGraphFit, GNMF):
     """Augmented (dual-graph) NMF (Xiong, Zang, Jiang & Hu; paper 002, eqs. 3, 5-10, 13-14).
 
@@ -129,20 +131,13 @@ class ANMF(TermGraphFit, GNMF):
     mu : float ≥ 0 or None, default=None
         Weight μ of the term graph; None: tied to λ with ``"unit-basis"``, else 1
         (``"scale-free"``) or 100 (``"cai"``).
-    n_neighbors : int ≥ 1, default=7
-        Neighbours per document in the document graph.
-    weighting : {"binary", "heat", "cosine"}, default="binary"
-        The document graph's edge weights (:func:`textcluster.graph.knn_graph`).
-    term_neighbors : int ≥ 1, default=7
-        Neighbours per term in the term graph.
-    term_weighting : {"binary", "heat", "cosine"}, default="binary"
-        The term graph's edge weights.
+    {document graph parameters}
+    {term graph parameters}
     scaling : {"unit-basis", "scale-free", "cai"}, default="unit-basis"
         What fixes the factors' scale, and so what λ and μ mean (see Scale above).
     graph_check : bool, default=True
         Fit without both graphs when the document graph does not agree with the data.
-    ncw : bool, default=False
-        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {ncw}
     {loop parameters}
 
     Notes
@@ -282,6 +277,7 @@ class SODNMFFactors(Factors):
 
 
 @shared_parameters
+@parameter_entries
 class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
     Jiao, Zhang & Yang, EAAI 2018; paper 004 §3, eqs. 16-35, Table 1).
@@ -364,14 +360,8 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         Weight θ of the L2,1/2 sparsity term on P; 0: none.
     scaling_matrix : bool, default=True
         Learn the diagonal scaling R (False: it stays r₀·I).
-    n_neighbors : int ≥ 1, default=5
-        Neighbours per document in the document graph.
-    weighting : {"binary", "heat", "cosine"}, default="heat"
-        The document graph's edge weights (:func:`textcluster.graph.knn_graph`).
-    term_neighbors : int ≥ 1, default=5
-        Neighbours per term in the term graph.
-    term_weighting : {"binary", "heat", "cosine"}, default="heat"
-        The term graph's edge weights.
+    {document graph parameters}
+    {term graph parameters}
     {loop parameters}
 
     Attributes

@@ -9,6 +9,8 @@ plus the sparse kNN graph for GNMF.
 
 from __future__ import annotations
 
+import inspect
+import re
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -30,7 +32,7 @@ from ._base import (
     shared_parameters,
 )
 from ._codes import basis_codes
-from ._linalg import SparseOperator
+from ._linalg import SparseOperator, sphere_quadratic, sphere_value
 from .baselines import LSIKMeans
 from .selection import GraphStrength, SelectsGraphStrength, membership
 
@@ -114,8 +116,9 @@ def unit_basis_step(U, XtV, VtV, term_graph=None):
     ``term_graph = (μ, W̃, d̃)`` adds ANMF's ``μ tr(Uᵀ L̃ U)``, ``L̃ = D̃ − W̃``: on the sphere
     ``uᵀL̃u = 2uᵀD̃u − uᵀ(D̃ + W̃)u``, and the convex ``uᵀ(D̃ + W̃)u`` lies above its tangent at
     the current column u₀, so ``−2uᵀ(r + μ(D̃ + W̃)u₀) + 2μ uᵀD̃u`` majorizes the column's
-    objective; its minimizer on the non-negative unit sphere is :func:`_sphere_quadratic`'s.
-    It is kept where it lowers the majorizer, so the objective never increases."""
+    objective; its minimizer on the non-negative unit sphere is
+    :func:`~textcluster.models._linalg.sphere_quadratic`'s. It is kept where it lowers the
+    majorizer, so the objective never increases."""
     for k in range(U.shape[1]):
         r = XtV[:, k]
         r -= U @ VtV[:, k]
@@ -124,54 +127,15 @@ def unit_basis_step(U, XtV, VtV, term_graph=None):
             mu, Wt, degree = term_graph
             u0 = U[:, k]
             r += mu * (Wt @ u0 + degree * u0)
-            u = _sphere_quadratic(r, 2.0 * mu * degree)
-            if u is not None and _sphere_value(u, r, mu, degree) <= _sphere_value(u0, r, mu,
-                                                                                  degree):
+            u = sphere_quadratic(r, 2.0 * mu * degree)
+            if u is not None and (sphere_value(u, r, mu, degree)
+                                  <= sphere_value(u0, r, mu, degree)):
                 U[:, k] = u
             continue
         np.maximum(r, 0, out=r)
         norm = np.linalg.norm(r)
         if norm > 0:
             U[:, k] = r / norm
-
-
-def _sphere_value(u, b, mu, degree):
-    return float(-2.0 * (u @ b) + 2.0 * mu * (degree * u) @ u)
-
-
-def _sphere_quadratic(b, a, steps=60):
-    """``argmin −2uᵀb + uᵀ diag(a) u`` over the non-negative unit sphere: ``u_i = [b_i]₊ /
-    (a_i + θ)`` with ``θ ≥ −min a`` the root of ``‖u(θ)‖ = 1`` (decreasing in θ), found by
-    Newton's method on ``1/‖u(θ)‖`` (nearly linear in θ) safeguarded by bisection. When even
-    ``θ = −min a`` leaves ``‖u‖ < 1`` (the "hard case" of trust-region problems, where b is
-    small against the spread of a) it returns ``u(−min a)`` scaled to unit length, which need
-    not be the minimizer: the caller keeps it only where it lowers the objective. None when b
-    has no positive entry."""
-    b = np.maximum(b, 0).astype(np.float64)
-    a = a.astype(np.float64)
-    support = b > 0
-    if not support.any():
-        return None
-    b_s, a_s = b[support], a[support]
-    low = -a.min()
-    u = np.zeros(a.shape[0])
-    gaps = a_s + low
-    if np.all(gaps > 0) and float(np.sum((b_s / gaps) ** 2)) < 1.0:  # the hard case
-        u[support] = b_s / gaps
-        return u / np.linalg.norm(u)
-    high = max(np.linalg.norm(b_s) - a_s.min(), low) + 1e-12  # ‖u(high)‖ ≤ 1
-    theta = high
-    for _ in range(steps):
-        ratio = b_s / (a_s + theta)
-        norm2 = float(ratio @ ratio)
-        if abs(norm2 - 1.0) < 1e-12:
-            break
-        low, high = (theta, high) if norm2 > 1.0 else (low, theta)
-        # Newton on 1/‖u‖ = 1; d(1/‖u‖)/dθ = Σ b²/(a + θ)³ / ‖u‖³
-        step = (norm2 - norm2 ** 1.5) / float(ratio @ (ratio / (a_s + theta)))
-        theta = theta - step if low < theta - step < high else (low + high) / 2.0
-    u[support] = b_s / (a_s + theta)
-    return u / np.linalg.norm(u)
 
 
 def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None,
@@ -219,6 +183,48 @@ def graph_term(V, W, degree):
     V64 = V.astype(np.float64)
     WV = W @ V64
     return float(graph_smoothness(V64, WV, degree).sum()), WV
+
+
+# -- the Parameters entries several models share, documented once ---------------------------
+# A docstring line ``{ncw}``, ``{document graph parameters}`` or ``{term graph parameters}``
+# becomes these entries (:func:`parameter_entries`); ``{default}`` is each class's own default.
+PARAMETER_ENTRIES = {
+    "ncw": {"ncw": """bool, default={default}
+    Normalized-cut weighting of the documents, as in :class:`NMF`."""},
+    "document graph parameters": {
+        "n_neighbors": """int ≥ 1, default={default}
+    Neighbours per document in the kNN document graph.""",
+        "weighting": """{{"binary", "heat", "cosine"}}, default={default}
+    The document graph's edge weights (:func:`textcluster.graph.knn_graph`).""",
+    },
+    "term graph parameters": {
+        "term_neighbors": """int ≥ 1, default={default}
+    Neighbours per term in the kNN term graph.""",
+        "term_weighting": """{{"binary", "heat", "cosine"}}, default={default}
+    The term graph's edge weights.""",
+    },
+}
+
+
+def parameter_entries(cls):
+    """Class decorator: the lines of ``cls``'s docstring that name a group of
+    :data:`PARAMETER_ENTRIES` become its entries, with ``cls``'s defaults, indented as the line
+    (as :func:`~textcluster.models._base.shared_parameters`, applied after it, does for the
+    parameters of every model)."""
+    defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()}
+
+    def entry(name, text, indent):
+        default = defaults[name]
+        text = text.format(default=f'"{default}"' if isinstance(default, str) else repr(default))
+        return "\n".join(indent + line for line in f"{name} : {text}".splitlines())
+
+    def entries(match):
+        indent, group = match.group(1), PARAMETER_ENTRIES[match.group(2)]
+        return "\n".join(entry(name, text, indent) for name, text in group.items())
+
+    groups = "|".join(PARAMETER_ENTRIES)
+    cls.__doc__ = re.sub(rf"^([ \t]*)\{{({groups})\}}$", entries, cls.__doc__, flags=re.M)
+    return cls
 
 
 # -- what NMF's and CF's models share --------------------------------------------------------
@@ -374,6 +380,7 @@ class NMF(NCWWeighting, FactorizationModel):
 
 
 @shared_parameters
+@parameter_entries
 class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
@@ -441,16 +448,12 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     {n_components}
     lam : float ≥ 0 or "auto", default="auto"
         The graph weight λ (see λ above).
-    n_neighbors : int ≥ 1, default=5
-        Neighbours per document in the kNN graph.
-    weighting : {"binary", "heat", "cosine"}, default="binary"
-        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    {document graph parameters}
     scaling : {"unit-basis", "scale-free", "cai"}, default="unit-basis"
         What fixes the factors' scale, and so what λ means (see Scale above).
     graph_check : bool, default=True
         Fit without the graph when it does not agree with the data (see The graph check).
-    ncw : bool, default=False
-        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {ncw}
     {loop parameters}
 
     Attributes

@@ -34,6 +34,7 @@ from .nmf import (
     NMFFactors,
     fit_scale,
     normalize_basis,
+    parameter_entries,
     reconstruction_error,
     update_basis,
     update_documents,
@@ -274,6 +275,7 @@ class _LabelConstrained:
 
 
 @shared_parameters
+@parameter_entries
 class ConstrainedNMF(_LabelConstrained, NMF):
     """Constrained NMF with hard label constraints (Liu, Wu, Li & Gao, TPAMI 2012; paper 004
     §2.3, eqs. 8–10).
@@ -301,14 +303,13 @@ class ConstrainedNMF(_LabelConstrained, NMF):
     Parameters
     ----------
     {n_components}
-    ncw : bool, default=False
-        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {ncw}
     {loop parameters}
 
     Attributes
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
-    n_label_classes_ : int, classes among the labels.
+    n_label_classes_ : int, classes among the labels (rows of ``Z`` labelled documents share).
 
     Notes
     -----
@@ -332,6 +333,7 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
 
 @shared_parameters
+@parameter_entries
 class GSNMFC(_LabelConstrained, GNMF):
     """Graph-regularized sparse constrained NMF (Sun, Xu, Hu & Jiang, Neurocomputing 2016;
     paper 004 §2.5, eq. 15).
@@ -371,23 +373,19 @@ class GSNMFC(_LabelConstrained, GNMF):
         The graph weight λ, as in :class:`GNMF`.
     beta : float ≥ 0, default=0.001
         Weight β of the ridge ``‖U‖²_F`` on the basis (see above).
-    n_neighbors : int ≥ 1, default=5
-        Neighbours per document in the kNN graph.
-    weighting : {"binary", "heat", "cosine"}, default="binary"
-        The graph's edge weights (:func:`textcluster.graph.knn_graph`).
+    {document graph parameters}
     scaling : {"scale-free", "cai"}, default="scale-free"
         How λ and β are read and the start scaled, as in :class:`GNMF`.
     graph_check : bool, default=True
         Fit without the graph when it does not agree with the data, as in :class:`GNMF`.
-    ncw : bool, default=False
-        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {ncw}
     {loop parameters}
 
     Attributes
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
     graph_, lam_, lam_selection_, graph_check_ : as in :class:`GNMF`.
-    n_label_classes_ : int, classes among the labels.
+    n_label_classes_ : int, classes among the labels (rows of ``Z`` labelled documents share).
 
     Notes
     -----
@@ -451,6 +449,7 @@ class GSNMFC(_LabelConstrained, GNMF):
 
 
 @shared_parameters
+@parameter_entries
 class DNMF(NMF):
     """Discriminative NMF (Babaee, Tsoukalas, Babaee, Rigoll & Datcu, Neurocomputing 2016;
     paper 004 §2.4, eqs. 11–14).
@@ -491,14 +490,13 @@ class DNMF(NMF):
     {n_components}
     alpha : float ≥ 0, default=0.1
         Weight α of the label term, scale-free (see above).
-    ncw : bool, default=False
-        Normalized-cut weighting of the documents, as in :class:`NMF`.
+    {ncw}
     {loop parameters}
 
     Attributes
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
-    n_label_classes_ : int, classes among the labels.
+    n_label_classes_ : int, classes among the labels (the rows of the label map ``A``).
 
     Notes
     -----
