@@ -34,7 +34,7 @@ Documents may be weighted by the normalized-cut weighting (``ncw``, Xu, Liu & Go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,21 +42,13 @@ import scipy.sparse as sp
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE
-from ._base import (
-    CLUSTERING_CHECK,
-    EPS,
-    Factors,
-    FactorizationModel,
-    Seed,
-    extend,
-    shared_parameters,
-)
+from ._base import CLUSTERING_CHECK, EPS, Factors, Seed, extend, shared_parameters
 from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
                       normalize_concepts)
 from .baselines import LSIKMeans
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
-    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, parameter_entries,
-    update_documents)
+    DOCUMENT_GRAPH_CONSTRAINTS, NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted,
+    parameter_entries, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
@@ -136,7 +128,7 @@ def fit_concept_scale(A, KA, V):
 
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
-class CF(NCWWeighting, FactorizationModel):
+class CF(NCWWeighting):
     """Concept factorization ``min ‖X − V Aᵀ X‖²_F, A, V ≥ 0`` (Xu & Gong, SIGIR 2004;
     paper 001 eqs. 3–4).
 
@@ -174,9 +166,6 @@ class CF(NCWWeighting, FactorizationModel):
     NCW-weighted with the corpus' term totals (``term_totals_``), for the concepts
     ``components_``.
     """
-
-    _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
-    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
 
     def __init__(self, n_components: int = 8, *, ncw: bool = True, max_iter: int = 200,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
@@ -306,8 +295,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     _parameter_constraints = {
         **CF._parameter_constraints,
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "weighting": [StrOptions({"binary", "heat", "cosine"})],
+        **DOCUMENT_GRAPH_CONSTRAINTS,
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 

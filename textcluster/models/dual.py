@@ -11,38 +11,20 @@ Memory: O(nnz + (n + m)k) plus the two sparse graphs.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import graph as graphs
-from .._compat import Interval, StrOptions
+from .._compat import Interval
 from ._attach import ATTACHMENT_STATE, GraphAttachment
-from ._base import (
-    CLUSTERING_CHECK,
-    EPS,
-    Context,
-    Factors,
-    FactorizationModel,
-    Seed,
-    TermGraphFit,
-    check_custom_factor,
-    extend,
-    shared_parameters,
-)
+from ._base import (CLUSTERING_CHECK, EPS, Context, Factors, FactorizationModel, Seed,
+                    TermGraphFit, check_custom_factor, extend, shared_parameters)
 from ._linalg import SparseOperator
-from .nmf import (
-    GNMF,
-    GraphContext,
-    fit_scale,
-    graph_term,
-    normalize_basis,
-    parameter_entries,
-    reconstruction_error,
-    unit_basis_step,
-    update_documents,
-)
+from .nmf import (DOCUMENT_GRAPH_CONSTRAINTS, GNMF, TERM_GRAPH_CONSTRAINTS, GraphContext,
+                  fit_scale, graph_term, normalize_basis, parameter_entries, reconstruction_error,
+                  unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,
     l2_half_penalty,
@@ -149,8 +131,7 @@ class ANMF(TermGraphFit, GNMF):
     _parameter_constraints = {
         **GNMF._parameter_constraints,
         "mu": [Interval(Real, 0, None, closed="left"), None],
-        "term_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+        **TERM_GRAPH_CONSTRAINTS,
     }
 
     def __init__(self, n_components: int = 8, *, lam: float | str = "auto",
@@ -385,14 +366,10 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
 
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "beta": [Interval(Real, 0, None, closed="left")],
-        "theta": [Interval(Real, 0, None, closed="left")],
+        **dict.fromkeys(("alpha", "beta", "theta"), [Interval(Real, 0, None, closed="left")]),
         "scaling_matrix": ["boolean"],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "weighting": [StrOptions({"binary", "heat", "cosine"})],
-        "term_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+        **DOCUMENT_GRAPH_CONSTRAINTS,
+        **TERM_GRAPH_CONSTRAINTS,
     }
 
     def __init__(self, n_components: int = 8, *, alpha: float = 100.0, beta: float = 0.01,

@@ -21,16 +21,8 @@ import scipy.sparse as sp
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE, GraphAttachment
-from ._base import (
-    EPS,
-    Context,
-    Factors,
-    FactorizationModel,
-    Seed,
-    check_custom_factor,
-    extend,
-    shared_parameters,
-)
+from ._base import (EPS, Context, Factors, FactorizationModel, Seed, check_custom_factor, extend,
+                    shared_parameters)
 from ._codes import basis_codes
 from ._linalg import SparseOperator, sphere_quadratic, sphere_value
 from .baselines import LSIKMeans
@@ -227,13 +219,26 @@ def parameter_entries(cls):
     return cls
 
 
-# -- what NMF's and CF's models share --------------------------------------------------------
-class NCWWeighting:
-    """The option ``ncw`` of :class:`NMF` and :class:`~textcluster.models.CF`: the documents
-    factorized after the normalized-cut weighting (:func:`ncw_weighted`), whose term totals
-    are kept (``term_totals_``) to weight new documents alike; their codes are then solved for
-    ``components_``."""
+# The constraints of the parameters of the two graphs (the entries above document them).
+DOCUMENT_GRAPH_CONSTRAINTS = {
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "weighting": [StrOptions({"binary", "heat", "cosine"})],
+}
+TERM_GRAPH_CONSTRAINTS = {
+    "term_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "term_weighting": [StrOptions({"binary", "heat", "cosine"})],
+}
 
+
+# -- what NMF's and CF's models share --------------------------------------------------------
+class NCWWeighting(FactorizationModel):
+    """A model with the option ``ncw`` (:class:`NMF`, :class:`~textcluster.models.CF`): the
+    documents factorized after the normalized-cut weighting (:func:`ncw_weighted`), whose term
+    totals are kept (``term_totals_``) to weight new documents alike; their codes are then
+    solved for ``components_``."""
+
+    _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
+    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
     ncw: bool
     components_: np.ndarray
     term_totals_: np.ndarray | None
@@ -269,7 +274,7 @@ class WeightedGraphAttachment(GraphAttachment):
 
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
-class NMF(NCWWeighting, FactorizationModel):
+class NMF(NCWWeighting):
     """Non-negative matrix factorization ``min ‖X − V Uᵀ‖²_F, U, V ≥ 0``.
 
     Lee & Seung's multiplicative updates (paper 003, eqs. 2–3), started as Deng Cai's code
@@ -305,9 +310,8 @@ class NMF(NCWWeighting, FactorizationModel):
     """
 
     _parameter_constraints = {
-        **FactorizationModel._parameter_constraints,
+        **NCWWeighting._parameter_constraints,
         "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
-        "ncw": ["boolean"],
     }
 
     def __init__(self, n_components: int = 8, *, ncw: bool = False, max_iter: int = 100,
@@ -318,8 +322,6 @@ class NMF(NCWWeighting, FactorizationModel):
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.ncw = ncw
-
-    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
 
     def _prepare(self, X, y, graph=None):
         X = self._ncw_fitted(X)
@@ -485,8 +487,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     _parameter_constraints = {
         **NMF._parameter_constraints,
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "weighting": [StrOptions({"binary", "heat", "cosine"})],
+        **DOCUMENT_GRAPH_CONSTRAINTS,
         "scaling": [StrOptions({"unit-basis", "scale-free", "cai"})],
         "graph_check": ["boolean"],
     }

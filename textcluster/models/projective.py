@@ -50,17 +50,8 @@ import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE, LearnedGraphAttachment
-from ._base import (
-    CLUSTERING_CHECK,
-    EPS,
-    Context,
-    Factors,
-    FactorizationModel,
-    Seed,
-    check_custom_factor,
-    extend,
-    shared_parameters,
-)
+from ._base import (CLUSTERING_CHECK, EPS, Context, Factors, FactorizationModel, Seed,
+                    check_custom_factor, extend, shared_parameters)
 from ._codes import nonnegative_codes
 from ._gram import (
     DataGram,
