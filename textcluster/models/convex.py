@@ -21,9 +21,8 @@ import numpy as np
 from .._compat import StrOptions
 from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, shared_parameters
 from ._codes import nonnegative_codes
-from ._linalg import SparseOperator
 from ._kernel import custom_concept_start, kernel_context, kernel_fit_error, normalize_concepts
-from .projective import projection_ratio, projective_code_map
+from .projective import projection_ratio, projective_code_map, stationarity_system
 
 
 @dataclass(kw_only=True)
@@ -191,6 +190,4 @@ class ConvexNMF(FactorizationModel):
     def _transform(self, X):
         if self.code_map_ is None:
             return super()._transform(X)
-        basis = self.components_.astype(X.dtype, copy=False)
-        cross = SparseOperator(X).dot(np.ascontiguousarray(basis.T))
-        return nonnegative_codes(cross @ self.code_map_.T.astype(X.dtype), basis @ basis.T)
+        return nonnegative_codes(*stationarity_system(X, self.components_, self.code_map_))

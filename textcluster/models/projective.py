@@ -177,6 +177,16 @@ def projective_code_map(H, scale):
     return M * scale[None, :].astype(np.float64) / scale[:, None].astype(np.float64)
 
 
+def stationarity_system(X, components, code_map):
+    """The right-hand side ``D⁻¹(2I − HᵀH)D · C x`` of the rows ``x`` of ``X`` in the
+    stationarity conditions (``code_map`` from :func:`projective_code_map`) and the Gram
+    matrix ``C Cᵀ`` of the unit basis rows ``C`` (``components``), in ``X``'s dtype: the
+    system :func:`~textcluster.models._codes.nonnegative_codes` solves for new documents."""
+    basis = components.astype(X.dtype, copy=False)
+    cross = SparseOperator(X).dot(np.ascontiguousarray(basis.T))
+    return cross @ code_map.T.astype(X.dtype), basis @ basis.T
+
+
 def scale_to_fit(H, GH):
     """Scale ``H`` (and ``GH``) so that ``H HᵀX`` is the least-squares scalar fit of ``X``."""
     HtGH = H.T @ GH
@@ -294,11 +304,7 @@ class PNMF(FactorizationModel):
         return nonnegative_codes(*self._cross_gram(X))
 
     def _cross_gram(self, X):
-        """The right-hand side ``D⁻¹(2I − HᵀH)D · C x`` of the new rows' stationarity
-        conditions and the Gram matrix ``C Cᵀ`` of the unit basis rows ``C``."""
-        basis = self.components_.astype(X.dtype, copy=False)
-        cross = SparseOperator(X).dot(np.ascontiguousarray(basis.T))
-        return cross @ self.code_map_.T.astype(X.dtype), basis @ basis.T
+        return stationarity_system(X, self.components_, self.code_map_)
 
 
 @shared_parameters

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
-from ._base import EPS, Seed, check_custom_factor, extend, shared_parameters
+from ._base import EPS, Seed, extend, shared_parameters
 from .nmf import (
     GNMF,
     NMF,
@@ -238,12 +238,11 @@ class _LabelConstrained:
         return LabelledFactors(U=U, Z=Z, V=ctx.constraint.expand(Z))
 
     def _custom_factors(self, ctx, W, H):
-        n, m = ctx.X.shape
-        k = self.n_components
-        V = check_custom_factor("W", W, (n, k), ctx.dtype)
-        U = check_custom_factor("H", H, (k, m), ctx.dtype).T.copy()
-        Z = ctx.constraint.mean(V).astype(ctx.dtype)
-        return LabelledFactors(U=U, Z=Z, V=ctx.constraint.expand(Z))
+        """NMF's start from ``W`` and ``H``, each row of ``Z`` the mean of its documents' rows
+        of ``W``."""
+        start = super()._custom_factors(ctx, W, H)
+        Z = ctx.constraint.mean(start.V).astype(ctx.dtype)
+        return LabelledFactors(U=start.U, Z=Z, V=ctx.constraint.expand(Z))
 
     def _lsa_start(self, ctx):
         """``init="lsa-kmeans"``: NMF's start from the clusters of LSA + k-means
