@@ -75,7 +75,8 @@ class GraphAttachment:
         ``weight`` (per unit of edge weight, in the fit's coordinates), the factor ``scale``,
         a ridge ``shrink`` towards 0 and the scaling ``output`` the fit applied to its factor
         after its last update of it."""
-        self.X_fit_ = sp.csr_matrix(X) if sp.issparse(X) else np.array(X)
+        self.X_fit_ = X if sp.isspmatrix_csr(X) else (
+            sp.csr_matrix(X) if sp.issparse(X) else np.array(X))
         self.neighbour_factor_ = np.array(neighbours)
         self.graph_weight_ = float(weight)
         self.factor_scale_ = np.asarray(scale, dtype=np.float64)
@@ -101,7 +102,12 @@ class GraphAttachment:
         return (codes * self.code_scale_).astype(codes.dtype, copy=False)
 
     def _edges(self, X: Any) -> tuple[sp.csr_matrix, np.ndarray]:
-        """:func:`attachment_edges` of the rows of ``X``."""
+        """:func:`attachment_edges` of the rows of ``X``; the training rows themselves (as
+        ``fit`` passes them for the training codes) are known at once: their rows of the
+        fitted graph, as :func:`attachment_edges` would find them."""
+        if X is self.X_fit_:
+            graph = sp.csr_matrix(self._fitted_graph(), dtype=np.float64)
+            return graph, np.arange(graph.shape[0])
         return attachment_edges(X, self.X_fit_, self._fitted_graph(), self.n_neighbors,
                                 self._edge_weighting(), self.graph_width_, self.graph_reach_)
 

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE
-from ._base import CLUSTERING_CHECK, EPS, Factors, Seed, extend, shared_parameters
+from ._base import EPS, Factors, Seed, extend, shared_parameters
 from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
                       normalize_concepts)
 from .baselines import LSIKMeans
@@ -290,7 +290,6 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
 
     uses_document_graph = True
     _state_attributes = CF._state_attributes + ("graph_", "lam_") + ATTACHMENT_STATE
-    _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {
         **CF._parameter_constraints,

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .. import graph as graphs
 from .._compat import Interval
 from ._attach import ATTACHMENT_STATE, GraphAttachment
-from ._base import (CLUSTERING_CHECK, EPS, Context, Factors, FactorizationModel, Seed,
+from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
                     TermGraphFit, check_custom_factor, extend, shared_parameters)
 from ._linalg import SparseOperator
 from .nmf import (DOCUMENT_GRAPH_CONSTRAINTS, GNMF, TERM_GRAPH_CONSTRAINTS, GraphContext,
@@ -362,7 +362,6 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     semi_supervised = True
     uses_document_graph = True
     _state_attributes = FactorizationModel._state_attributes + ("graph_",) + ATTACHMENT_STATE
-    _expected_failed_checks = CLUSTERING_CHECK  # transform reproduces the fit (see Notes)
 
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
-from ._base import FactorizationModel, Seed, shared_parameters
+from ._base import Seed, shared_parameters
 from ._gram import KernelGram, cross_kernel, kernel_matrix
 from .projective import AGPNMF, DEFAULT_GAMMA
 
@@ -71,7 +71,6 @@ class KernelAGPNMF(AGPNMF):
     """
 
     _state_attributes = AGPNMF._state_attributes + ("basis_coef_", "basis_gram_", "sigma_")
-    _expected_failed_checks = FactorizationModel._expected_failed_checks
 
     _parameter_constraints = {
         **AGPNMF._parameter_constraints,

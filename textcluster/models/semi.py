@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
-from ._base import EPS, Seed, extend, shared_parameters
+from ._base import EPS, LABELLED_FIT_CHECKS, Seed, extend, shared_parameters
 from .nmf import (
     GNMF,
     NMF,
@@ -219,6 +219,7 @@ class _LabelConstrained:
     ``_labelled_context``, the base's context with the constraint."""
 
     _labelled_context: ClassVar[type[LabelledContext]]
+    _expected_failed_checks = LABELLED_FIT_CHECKS
 
     def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
@@ -504,6 +505,7 @@ class DNMF(NMF):
     """
 
     semi_supervised = True
+    _expected_failed_checks = LABELLED_FIT_CHECKS
 
     _parameter_constraints = {
         **NMF._parameter_constraints,
