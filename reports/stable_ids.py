@@ -121,8 +121,9 @@ def centroid_check(data_dir: Path, name: str, model: str, work: Path) -> dict:
     first, _ = fit(halves[0], folder / "first.csv", model, seed=0)
     second, _ = fit(halves[1], folder / "second.csv", model, seed=1)
     alignment = align_labels(second.corpus.ids, second.labels, first.corpus.ids, first.labels,
-                             Centroids(*cluster_centroids(second)),
-                             Centroids(*cluster_centroids(first)))
+                             *(Centroids(*cluster_centroids(run.X, run.labels,
+                                                            run.representation.terms))
+                               for run in (second, first)))
     before = majority_class(first.labels, first.corpus.labels)
     after = majority_class(alignment.labels, second.corpus.labels)
     kept = alignment.changes[alignment.changes["status"] == "kept"]
