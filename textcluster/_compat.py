@@ -28,6 +28,7 @@ EXTRAS = {
     "parquet": ("pyarrow", ".parquet corpus files"),
     "nltk": ("nltk", "Porter stemming (normalize=stem)"),
     "dask": ("dask[distributed]", "textcluster batch --executor dask / --scheduler"),
+    "large": ("pynndescent", "approximate kNN graphs of large corpora (graph.knn_graph)"),
 }
 
 
