@@ -1,0 +1,169 @@
+"""GNMF on the approximate kNN graph against GNMF on the exact one, on panel corpora.
+
+For each corpus: the tf-idf rows as ``textcluster run`` makes them
+(``textcluster.pipeline.represent``), the exact kNN graph (``knn_graph(X, 5,
+method="exact")``, what GNMF builds by default on a corpus of this size) and the approximate
+one (``method="approximate"``, pynndescent, ``random_state`` = the seed), the recall of the
+approximate graph's directed edges against the exact graph's (k = 5 per document), then
+default GNMF (``make_model("gnmf", n_components=k, random_state=seed)``, k = the number of
+classes) fitted on each graph (``fit(X, graph=G)``) for seeds 0 and 1, and the NMI of each
+clustering against the classes. The acceptance bar: NMI within 0.01 of the exact graph's.
+
+    python reports/approximate_knn.py --data-dir ../shared/data
+
+writes ``reports/approximate_knn/README.md`` and ``results.csv``. The README's first table,
+time and recall on up to 100,000 documents, is read from ``benchmarks/results/knn_graph.json``
+(``python benchmarks/bench_knn_graph.py --json benchmarks/results/knn_graph.json``).
+"""
+
+import argparse
+import json
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import textcluster
+from textcluster.corpora import load_corpus
+from textcluster.graph import APPROXIMATE_FROM, _approximate, clear_graph_cache, knn_graph
+from textcluster.metrics import nmi
+from textcluster.models import make_model
+from textcluster.pipeline import represent
+
+CORPORA = ("cluto:la1", "cluto:k1b", "cluto:wap", "classic4", "r8", "cluto:fbis",
+           "cluto:hitech", "cluto:tr41")
+SEEDS = (0, 1)
+K_NEIGHBORS = 5
+BAR = 0.01
+OUT = Path(__file__).resolve().parent / "approximate_knn"
+BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "knn_graph.json"
+
+
+def recall(X, seed):
+    """Shares of the exact graph's directed edges the approximate graph has: as sets, and
+    counting an edge whose similarity reaches the exact k-th neighbour's (ties)."""
+    exact, approximate = (knn_graph(X, K_NEIGHBORS, weighting="cosine", symmetrize="none",
+                                    method=method, random_state=seed)
+                          for method in ("exact", "approximate"))
+    reach = np.full(X.shape[0], np.inf)
+    coo = exact.tocoo()
+    np.minimum.at(reach, coo.row, coo.data)
+    approx = approximate.tocoo()
+    ties = float((approx.data >= reach[approx.row] - 1e-6).sum()) / exact.nnz
+    return exact.multiply(approximate > 0).nnz / exact.nnz, ties
+
+
+def measure(name, data_dir):
+    corpus = load_corpus(name, data_dir=data_dir)
+    rep = represent(corpus)
+    X, labels = rep.X, rep.corpus.labels
+    k = len(np.unique(labels))
+    rows = []
+    for seed in SEEDS:
+        clear_graph_cache()
+        set_recall, tie_recall = recall(X, seed)
+        row = {"corpus": name, "n_docs": X.shape[0], "k": k, "seed": seed,
+               "recall": round(set_recall, 4), "recall_tie_aware": round(tie_recall, 4)}
+        for method in ("exact", "approximate"):
+            started = time.perf_counter()
+            graph = knn_graph(X, K_NEIGHBORS, method=method, random_state=seed)
+            row[f"graph_s_{method}"] = round(time.perf_counter() - started, 2)
+            model = make_model("gnmf", n_components=k, random_state=seed).fit(X, graph=graph)
+            row[f"nmi_{method}"] = round(nmi(labels, model.labels_), 4)
+            row[f"edges_{method}"] = graph.nnz // 2
+        row["difference"] = round(row["nmi_approximate"] - row["nmi_exact"], 4)
+        row["within_bar"] = abs(row["difference"]) <= BAR
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+def timing_lines():
+    """The benchmark's table (median seconds, ratio, recall per size), or a pointer to it."""
+    if not BENCHMARK.exists():
+        return ["(run `benchmarks/bench_knn_graph.py --json benchmarks/results/knn_graph.json` "
+                "for the timings)"]
+    record = json.loads(BENCHMARK.read_text(encoding="utf-8"))
+    lines = ["| documents | exact (s) | approximate (s) | exact / approximate | recall | "
+             "recall, ties counted |", "|---|---|---|---|---|---|"]
+    for size in record["sizes"]:
+        seconds = size["seconds"]
+        lines.append(f"| {size['n']:,} | {seconds['exact']['median']:.1f} | "
+                     f"{seconds['approximate']['median']:.1f} | "
+                     f"{size['ratio_exact_over_approximate']:.2f} | {size['recall']:.3f} | "
+                     f"{size['recall_tie_aware']:.3f} |")
+    first = record.get("first_approximate_seconds_2000_rows")
+    return lines + ["", f"Medians of {record['sizes'][0]['seconds']['exact']['n']} interleaved "
+                    f"builds per method (k = {record['k']}, the directed graphs); the first "
+                    f"approximate build in a process also compiles pynndescent's code "
+                    f"({first:.1f} s for 2,000 rows here), not counted above."]
+
+
+def markdown(frame):
+    columns = ["corpus", "n_docs", "k", "seed", "recall", "recall_tie_aware", "nmi_exact",
+               "nmi_approximate", "difference", "within_bar"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for _, row in frame[columns].iterrows():
+        lines.append("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default="../shared/data")
+    parser.add_argument("--corpora", default=",".join(CORPORA))
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    knn_graph(np.eye(40)[:, :30] + 0.1, 3, method="approximate")  # compile pynndescent first
+    rows = [row for name in args.corpora.split(",") for row in measure(name, args.data_dir)]
+    frame = pd.DataFrame(rows)
+    OUT.mkdir(exist_ok=True)
+    frame.to_csv(OUT / "results.csv", index=False)
+    passed, total = int(frame["within_bar"].sum()), len(frame)
+    mean_abs = frame["difference"].abs().mean()
+    text = [
+        "# Approximate kNN graphs: time, recall, and GNMF's clusters",
+        "",
+        "`textcluster.graph.knn_graph` searches the neighbours exactly (every similarity, "
+        "blockwise sparse products: O(n²) time) below "
+        f"{APPROXIMATE_FROM:,} documents and approximately from there on (`method=\"auto\"`, "
+        "the default): pynndescent's NN-descent on the unit tf-idf rows, cosine distance, "
+        f"{_approximate.SEARCH_NEIGHBORS} neighbours per row, options "
+        f"`{_approximate.SEARCH_OPTIONS}`, then the same weights and max-symmetrization. "
+        "`method=\"exact\"` or `\"approximate\"` forces one.",
+        "",
+        "## Time and recall on real documents",
+        "",
+        "`python benchmarks/bench_knn_graph.py --sizes 10000,20000,30000,40000,100000 "
+        "--json benchmarks/results/knn_graph.json`: random draws from 107,332 documents (the "
+        "panel's six text corpora and Reuters-21578 as one corpus, with TDT2 on its own terms; "
+        "see the script), 2 cores shared with other jobs. Recall: the share of the exact "
+        "graph's directed edges (k = 5 per document) the approximate graph has; with ties: an "
+        "approximate neighbour as similar as the exact k-th counts.",
+        "",
+        *timing_lines(),
+        "",
+        "## GNMF on each graph, panel corpora",
+        "",
+        f"`python reports/approximate_knn.py --data-dir ../shared/data` (textcluster "
+        f"{textcluster.__version__}, Python {platform.python_version()}, {platform.machine()}). "
+        "For each corpus and seed (the model's and the approximate search's): the recall of "
+        "the approximate graph against the exact one, and the NMI of default GNMF (k = the "
+        "number of classes, `fit(X, graph=G)`) on each graph. These corpora are below the "
+        "threshold, so `auto` gives them the exact graph; the approximate one is forced here.",
+        "",
+        markdown(frame),
+        "",
+        f"Within {BAR} NMI of the exact graph: {passed} of {total} fits; mean |difference| "
+        f"{mean_abs:.4f}; largest {frame['difference'].abs().max():.4f}.",
+        "",
+    ]
+    (OUT / "README.md").write_text("\n".join(text), encoding="utf-8")
+    print(f"{passed}/{total} within {BAR}")
+
+
+if __name__ == "__main__":
+    main()
