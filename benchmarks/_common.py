@@ -205,14 +205,19 @@ def run_model_benchmark(benchmark: str, corpus: str, args: argparse.Namespace,
         record = {"benchmark": benchmark, "corpus": corpus, "k": args.k, "seed": args.seed,
                   "machine": machine}
         measure(args, record, log)
+    finish(record, machine, args.json, log)
+    return record
+
+
+def finish(record, machine, json_path, log):
+    """Print the machine's load at the start and now; write ``record`` to ``json_path``."""
     machine["load_average_at_end"] = load_average()
     print(f"\nload average start {machine['load_average_at_start']}, end "
           f"{machine['load_average_at_end']}; {machine['cpu_count']} CPUs "
           "(shared machine: treat the numbers as indicative)")
-    if args.json:
-        write_json(args.json, record)
-        log(f"wrote {args.json}")
-    return record
+    if json_path:
+        write_json(json_path, record)
+        log(f"wrote {json_path}")
 
 
 def logger(quiet: bool = False) -> Callable[[str], None]:

@@ -33,8 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (benchmark_parser, interleaved, load_average, logger,  # noqa: E402
-                     machine_info, resolve_data_dir, summarize, timed, write_json)
+from _common import (benchmark_parser, finish, interleaved, logger,  # noqa: E402
+                     machine_info, resolve_data_dir, summarize, timed)
 
 from textcluster.corpora import Corpus, load_corpus  # noqa: E402
 from textcluster.corpora.loaders.reuters import parse_sgm_file, reuters_files  # noqa: E402
@@ -133,13 +133,7 @@ def main():
           f"{first:.1f} s\n")
     print(f"{'n':>8} {'exact s':>10} {'approx s':>10} {'ratio':>7} {'recall':>8} {'tie-rec':>8}")
     record["sizes"] = [measure(X, n, args, log) for n in sizes]
-    record["machine"]["load_average_at_end"] = load_average()
-    print(f"\nload average start {record['machine']['load_average_at_start']}, end "
-          f"{record['machine']['load_average_at_end']}; {record['machine']['cpu_count']} CPUs "
-          "(shared machine: treat the numbers as indicative)")
-    if args.json:
-        write_json(args.json, record)
-        log(f"wrote {args.json}")
+    finish(record, record["machine"], args.json, log)
 
 
 if __name__ == "__main__":
