@@ -172,3 +172,30 @@ def test_recall_on_real_text(real_data_dir):
     X = represent(load_corpus("agnews", data_dir=real_data_dir)).X
     exact, approximate = directed(X, "exact"), directed(X, "approximate")
     assert exact.multiply(approximate > 0).nnz / exact.nnz >= 0.95
+
+
+@needs_pynndescent
+@pytest.mark.parametrize("name", ["gnmf", "lccf", "anmf", "sodnmf"])
+@pytest.mark.parametrize("method", ["exact", "approximate"])
+def test_a_graph_model_searches_its_graph_as_graph_method_says(corpus, monkeypatch, name,
+                                                               method):
+    import textcluster.graph as graphs
+    from textcluster.models import make_model
+
+    asked = []
+
+    def spy(method, n, *args, **kwargs):
+        if n == 600:  # the document graph's search (the term graph has 2,000 rows)
+            asked.append(method)
+        return approximate_search(method, n, *args, **kwargs)
+
+    approximate_search = graphs.approximate_search
+    monkeypatch.setattr(graphs, "approximate_search", spy)
+    clear_graph_cache()
+    model = make_model(name, n_components=3, n_neighbors=5, weighting="binary",
+                       graph_method=method, max_iter=5, n_init=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(corpus[:600])
+    assert asked and set(asked) == {method}
+    assert model.get_params()["graph_method"] == method

@@ -68,6 +68,10 @@ class GraphAttachment:
         """How the fitted graph weighs its kNN edges."""
         return self.weighting
 
+    def _search_method(self) -> str:
+        """How the fitted graph's neighbours were searched (``graph_method``)."""
+        return getattr(self, "graph_method", "auto")
+
     def _attach(self, X: Any, neighbours: np.ndarray, weight: float, scale: np.ndarray,
                 shrink: np.ndarray | None = None, output: np.ndarray | None = None) -> None:
         """Keep what new documents are attached with: the training rows ``X``, their factor
@@ -80,8 +84,8 @@ class GraphAttachment:
         self.neighbour_factor_ = np.array(neighbours)
         self.graph_weight_ = float(weight)
         self.factor_scale_ = np.asarray(scale, dtype=np.float64)
-        self.graph_width_, self.graph_reach_ = graphs.knn_reach(self.X_fit_, self.n_neighbors,
-                                                                self._edge_weighting())
+        self.graph_width_, self.graph_reach_ = graphs.knn_reach(
+            self.X_fit_, self.n_neighbors, self._edge_weighting(), self._search_method())
         k = self.neighbour_factor_.shape[1]
         self.code_ridge_ = np.zeros(k) if shrink is None else np.asarray(shrink, np.float64)
         self.code_scale_ = np.ones(k) if output is None else np.asarray(output, np.float64)

@@ -299,7 +299,8 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     }
 
     def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
-                 weighting: str = "cosine", scaling: str = "scale-free", ncw: bool = True,
+                 weighting: str = "cosine",
+                 graph_method: str = "auto", scaling: str = "scale-free", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -309,11 +310,13 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         self.lam = lam
         self.n_neighbors = n_neighbors
         self.weighting = weighting
+        self.graph_method = graph_method
         self.scaling = scaling
 
     def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
-        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
+        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting,
+                                  self.graph_method)
         self.graph_ = W
         degree = np.asarray(W.sum(axis=1)).ravel()
         self.lam_ = self._fixed_lam()
@@ -391,11 +394,13 @@ class GRSCF(LCCF):
     semi_supervised = True
 
     def __init__(self, n_components: int = 8, *, lam: float | str = 100.0, n_neighbors: int = 5,
-                 weighting: str = "cosine", scaling: str = "cai", ncw: bool = True,
+                 weighting: str = "cosine",
+                 graph_method: str = "auto", scaling: str = "cai", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
+                         graph_method=graph_method,
                          scaling=scaling, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)

@@ -136,12 +136,14 @@ class ANMF(TermGraphFit, GNMF):
 
     def __init__(self, n_components: int = 8, *, lam: float | str = "auto",
                  mu: float | None = None, n_neighbors: int = 7, weighting: str = "binary",
+                 graph_method: str = "auto",
                  term_neighbors: int = 7, term_weighting: str = "binary",
                  scaling: str = "unit-basis", graph_check: bool = True, ncw: bool = False,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
+                         graph_method=graph_method,
                          scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
@@ -373,7 +375,8 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
 
     def __init__(self, n_components: int = 8, *, alpha: float = 100.0, beta: float = 0.01,
                  theta: float = 0.01, scaling_matrix: bool = True, n_neighbors: int = 5,
-                 weighting: str = "heat", term_neighbors: int = 5, term_weighting: str = "heat",
+                 weighting: str = "heat",
+                 graph_method: str = "auto", term_neighbors: int = 5, term_weighting: str = "heat",
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -386,6 +389,7 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         self.scaling_matrix = scaling_matrix
         self.n_neighbors = n_neighbors
         self.weighting = weighting
+        self.graph_method = graph_method
         self.term_neighbors = term_neighbors
         self.term_weighting = term_weighting
 
@@ -412,7 +416,8 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         return GraphTerm(G, degree, self.alpha * scale / graphs.mean_degree(degree))
 
     def _document_graph(self, X, graph, labels):
-        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
+        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting,
+                                  self.graph_method)
         if np.any(labels >= 0):
             W = graphs.label_aware_graph(W, labels)
         self.graph_ = sp.csr_matrix(W, dtype=X.dtype)

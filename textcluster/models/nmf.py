@@ -198,6 +198,9 @@ PARAMETER_ENTRIES = {
     Neighbours per document in the kNN document graph.""",
         "weighting": """{{"binary", "heat", "cosine"}}, default={default}
     The document graph's edge weights (:func:`textcluster.graph.knn_graph`).""",
+        "graph_method": """{{"auto", "exact", "approximate"}}, default={default}
+    How the neighbours are searched (:func:`textcluster.graph.knn_graph`): "auto" exactly
+    below 80,000 documents, approximately (NN-descent, the ``large`` extra) above.""",
     },
     "term graph parameters": {
         "term_neighbors": """int ≥ 1, default={default}
@@ -233,6 +236,7 @@ def parameter_entries(cls):
 DOCUMENT_GRAPH_CONSTRAINTS = {
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
     "weighting": [StrOptions({"binary", "heat", "cosine"})],
+    "graph_method": [StrOptions({"auto", "exact", "approximate"})],
 }
 TERM_GRAPH_CONSTRAINTS = {
     "term_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -503,7 +507,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     }
 
     def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
-                 weighting: str = "binary", scaling: str = "unit-basis", graph_check: bool = True,
+                 weighting: str = "binary",
+                 graph_method: str = "auto", scaling: str = "unit-basis", graph_check: bool = True,
                  ncw: bool = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,
                  init_iter: int = 30, init: str = "random", assign: str = "cosine",
                  n_assign_init: int = 20, random_state: Seed = None) -> None:
@@ -513,6 +518,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         self.lam = lam
         self.n_neighbors = n_neighbors
         self.weighting = weighting
+        self.graph_method = graph_method
         self.scaling = scaling
         self.graph_check = graph_check
 
@@ -521,7 +527,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
 
     def _graph_context(self, X, y, graph):
         ctx = super()._prepare(X, y, graph)
-        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting)
+        W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting, self.graph_method)
         self.graph_ = W
         graph_off = not self._check_graph(X, W)
         degree = np.asarray(W.sum(axis=1)).ravel()

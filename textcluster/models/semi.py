@@ -403,12 +403,14 @@ class GSNMFC(_LabelConstrained, GNMF):
     }
 
     def __init__(self, n_components: int = 8, *, lam: float | str = "auto", beta: float = 1e-3,
-                 n_neighbors: int = 5, weighting: str = "binary", scaling: str = "scale-free",
+                 n_neighbors: int = 5, weighting: str = "binary",
+                 graph_method: str = "auto", scaling: str = "scale-free",
                  graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, lam=lam, n_neighbors=n_neighbors, weighting=weighting,
+                         graph_method=graph_method,
                          scaling=scaling, graph_check=graph_check, ncw=ncw, max_iter=max_iter,
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
