@@ -56,6 +56,7 @@ class GraphAttachment:
 
     n_neighbors: int
     weighting: str
+    graph_method: str = "auto"  # how the neighbours are searched (a model may set it)
     components_: np.ndarray
     graph_: Any
     _state_attributes: ClassVar[tuple[str, ...]]
@@ -67,10 +68,6 @@ class GraphAttachment:
     def _edge_weighting(self) -> str:
         """How the fitted graph weighs its kNN edges."""
         return self.weighting
-
-    def _search_method(self) -> str:
-        """How the fitted graph's neighbours were searched (``graph_method``)."""
-        return getattr(self, "graph_method", "auto")
 
     def _attach(self, X: Any, neighbours: np.ndarray, weight: float, scale: np.ndarray,
                 shrink: np.ndarray | None = None, output: np.ndarray | None = None) -> None:
@@ -85,7 +82,7 @@ class GraphAttachment:
         self.graph_weight_ = float(weight)
         self.factor_scale_ = np.asarray(scale, dtype=np.float64)
         self.graph_width_, self.graph_reach_ = graphs.knn_reach(
-            self.X_fit_, self.n_neighbors, self._edge_weighting(), self._search_method())
+            self.X_fit_, self.n_neighbors, self._edge_weighting(), self.graph_method)
         k = self.neighbour_factor_.shape[1]
         self.code_ridge_ = np.zeros(k) if shrink is None else np.asarray(shrink, np.float64)
         self.code_scale_ = np.ones(k) if output is None else np.asarray(output, np.float64)
