@@ -2,7 +2,8 @@
 
 ``textcluster.graph.knn_graph(X, k, method="exact")`` (every similarity, blockwise sparse
 products, O(n²)) against ``method="approximate"`` (pynndescent's NN-descent, the ``large``
-extra) on the same tf-idf rows in the same process.
+extra, then an exact search for the share of rows it served worst) on the same tf-idf rows in
+the same process.
 
 The documents: every document of the panel's six text corpora (agnews, classic4, dbpedia, r8,
 stackoverflow, biomedical) and every record of Reuters-21578 (its raw SGML files: labelled or
@@ -109,6 +110,9 @@ def main():
     parser.add_argument("--search-options", type=json.loads, default=None,
                         help="NNDescent's other options as JSON (default: textcluster's, "
                              f"{json.dumps(_approximate.SEARCH_OPTIONS)})")
+    parser.add_argument("--exact-share", type=float, default=None,
+                        help="share of the rows searched exactly after NN-descent (default: "
+                             f"textcluster's, {_approximate.EXACT_SHARE})")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args()
     log = logger(args.quiet)
@@ -117,16 +121,22 @@ def main():
         _approximate.SEARCH_NEIGHBORS = args.search_neighbors
     if args.search_options is not None:
         _approximate.SEARCH_OPTIONS = args.search_options
+    if args.exact_share is not None:
+        _approximate.EXACT_SHARE = args.exact_share
     record = {"benchmark": "knn_graph", "k": args.k, "seed": args.seed,
               "search_neighbors": _approximate.SEARCH_NEIGHBORS,
-              "search_options": _approximate.SEARCH_OPTIONS, "machine": machine_info()}
+              "search_options": _approximate.SEARCH_OPTIONS,
+              "exact_share": _approximate.EXACT_SHARE,
+              "exact_max_rows": _approximate.EXACT_MAX_ROWS, "machine": machine_info()}
     X, sources = document_pool(resolve_data_dir(args.data_dir), log)
     sizes = [min(int(s), X.shape[0]) for s in args.sizes.split(",")]
     names, counts = np.unique(sources, return_counts=True)
     record["pool"] = {"shape": list(X.shape), "nnz": int(X.nnz),
                       "sources": {s: int(c) for s, c in zip(names, counts)}}
     print(f"pool: {X.shape[0]} documents × {X.shape[1]} terms (nnz {X.nnz}), k = {args.k}, "
-          f"NN-descent: {_approximate.SEARCH_NEIGHBORS} neighbours, {_approximate.SEARCH_OPTIONS}")
+          f"NN-descent: {_approximate.SEARCH_NEIGHBORS} neighbours, {_approximate.SEARCH_OPTIONS}, "
+          f"then {_approximate.EXACT_SHARE:.0%} of the rows (at most "
+          f"{_approximate.EXACT_MAX_ROWS}) exactly")
     first, _ = timed(directed, X[:2000], args.k, "approximate")
     record["first_approximate_seconds_2000_rows"] = first
     print(f"first approximate build in this process (2,000 rows, compilation included): "

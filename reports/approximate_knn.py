@@ -132,7 +132,10 @@ def main():
         f"{APPROXIMATE_FROM:,} documents and approximately from there on (`method=\"auto\"`, "
         "the default): pynndescent's NN-descent on the unit tf-idf rows, cosine distance, "
         f"{_approximate.SEARCH_NEIGHBORS} neighbours per row, options "
-        f"`{_approximate.SEARCH_OPTIONS}`, then the same weights and max-symmetrization. "
+        f"`{_approximate.SEARCH_OPTIONS}`; then the {_approximate.EXACT_SHARE:.0%} of the rows "
+        "whose k-th neighbour found is least similar (at most "
+        f"{_approximate.EXACT_MAX_ROWS:,}) are searched exactly; then the same weights and "
+        "max-symmetrization. "
         "`method=\"exact\"` or `\"approximate\"` forces one.",
         "",
         "## Time and recall on real documents",

@@ -89,6 +89,27 @@ def test_approximate_similarities_are_the_rows_cosines(corpus):
     np.testing.assert_allclose(W.data, np.clip(expected, 0, 1), rtol=1e-12)
 
 
+def test_weakest_rows_are_those_with_the_least_similar_kth_neighbour(monkeypatch):
+    monkeypatch.setattr(graph_module._approximate, "EXACT_SHARE", 0.5)
+    rows = np.array([0, 0, 1, 1, 2, 3, 3])  # row 2: one neighbour found of k = 2
+    sims = np.array([0.9, 0.8, 0.5, 0.1, 0.9, 0.7, 0.6])
+    assert list(graph_module._approximate.weakest_rows(rows, sims, 4, 2)) == [1, 2]
+    found = (rows, rows + 10, sims)
+    new = (np.array([1, 2]), np.array([7, 8]), np.array([0.6, 0.95]))
+    r, c, s = graph_module._approximate.replace_rows(np.array([1, 2]), found, new)
+    assert list(r) == [0, 0, 3, 3, 1, 2] and list(c) == [10, 10, 13, 13, 7, 8]
+
+
+@needs_pynndescent
+def test_rows_searched_exactly_get_their_exact_neighbours(corpus, monkeypatch):
+    """With every row searched exactly after NN-descent, the graph is the exact one."""
+    exact = directed(corpus, "exact")
+    clear_graph_cache()
+    monkeypatch.setattr(graph_module._approximate, "EXACT_SHARE", 1.0)
+    everything = directed(corpus, "approximate")
+    assert (everything != exact).nnz == 0
+
+
 @needs_pynndescent
 def test_the_same_seed_gives_the_same_graph(corpus):
     first = directed(corpus, "approximate", random_state=3)

@@ -28,7 +28,8 @@ from sklearn.preprocessing import normalize
 from .._errors import InvalidInputError
 from .._threads import n_threads, thread_pool
 from ..registry import Registry
-from ._approximate import KNN_METHODS, approximate_search, pair_cosines, sampled_distance_sum
+from ._approximate import (KNN_METHODS, approximate_search, pair_cosines, replace_rows,
+                           sampled_distance_sum, weakest_rows)
 
 __all__ = [
     "APPROXIMATE_FROM", "GRAPH_CACHE", "KNN_METHODS", "WEIGHTINGS", "GraphCache",
@@ -266,6 +267,9 @@ def _build_knn_graph(X, n_neighbors, weighting, symmetrize, t, block_size, searc
         rows, cols, sims, distance_sum = _knn_blocks(Y, n_neighbors, block_size, want_sum)
     else:
         rows, cols, sims = search(Y, n_neighbors)
+        weakest = weakest_rows(rows, sims, Y.shape[0], n_neighbors)
+        exact = _knn_blocks(Y, n_neighbors, block_size, False, queries=weakest)[:3]
+        rows, cols, sims = replace_rows(weakest, (rows, cols, sims), exact)
         distance_sum = sampled_distance_sum(Y, block_size, search.seed) if want_sum else 0.0
     if weighting == "heat":
         t = _heat_width(t, sims, distance_sum, n, Y.shape[0])
@@ -346,32 +350,35 @@ def _unit_rows(X, warn=True):
     return normalize(X[keep] if keep.size < X.shape[0] else X, norm="l2"), keep
 
 
-def _knn_blocks(Y, k, block_size, want_distance_sum):
-    """Row, column and cosine similarity of the k nearest neighbours of each row of unit rows Y.
+def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
+    """Row, column and cosine similarity of the k nearest neighbours of each row of unit rows Y
+    (of the rows ``queries`` only, when given).
 
     Also returns the sum of the Euclidean distances over all pairs when asked (else 0).
     """
     m = Y.shape[0]
     YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
+    n_queries = m if queries is None else queries.size
 
     def block(start):
-        stop = min(start + block_size, m)
-        S = Y[start:stop] @ YT
+        stop = min(start + block_size, n_queries)
+        own = np.arange(start, stop) if queries is None else queries[start:stop]
+        S = (Y[start:stop] if queries is None else Y[own]) @ YT
         if sp.issparse(S) and not want_distance_sum and S.nnz < SPARSE_TOP_K * S.shape[0] * m:
-            r, c, sims = _top_k_sparse(S.tocsr(), min(k, m), start)
-            return r + start, c, sims, 0.0
+            r, c, sims = _top_k_sparse(S.tocsr(), min(k, m), own)
+            return own[r], c, sims, 0.0
         S = S.toarray() if sp.issparse(S) else S
-        diagonal = (np.arange(stop - start), np.arange(start, stop))
+        diagonal = (np.arange(own.size), own)
         distance_sum = 0.0
         if want_distance_sum:
             S[diagonal] = 1.0  # exactly: a row is at distance 0 from itself
             distance_sum = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum(dtype=np.float64)
         S[diagonal] = -np.inf  # no self loops
         r, c = _top_k(S, min(k, m))
-        return r + start, c, S[r, c].astype(np.float64), distance_sum
+        return own[r], c, S[r, c].astype(np.float64), distance_sum
 
     # blocks run in threads (SciPy's products release the GIL); two blocks in memory at once
-    parts = list(thread_pool(min(2, n_threads())).map(block, range(0, m, block_size)))
+    parts = list(thread_pool(min(2, n_threads())).map(block, range(0, n_queries, block_size)))
     rows, cols, sims = ([p[i] for p in parts] for i in range(3))
     distance_sum = float(sum(p[3] for p in parts))
     rows, cols, sims = (np.concatenate(a) if a else np.empty(0) for a in (rows, cols, sims))
@@ -379,15 +386,16 @@ def _knn_blocks(Y, k, block_size, want_distance_sum):
     return rows[found].astype(np.intp), cols[found].astype(np.intp), sims[found], distance_sum
 
 
-def _top_k_sparse(S, k, start):
-    """``_top_k`` of the rows of the sparse block ``S`` (rows ``start…`` of the similarities),
-    self pairs excluded, with the similarities. Only the stored entries are ranked; a row with
-    fewer than ``k`` of them (its other neighbours have similarity 0) goes through the dense
-    ``_top_k``, so the result is the same as the dense path's."""
+def _top_k_sparse(S, k, own):
+    """``_top_k`` of the rows of the sparse block ``S`` (the similarities of the rows ``own``
+    to all), self pairs excluded, with the similarities; rows are numbered within the block.
+    Only the stored entries are ranked; a row with fewer than ``k`` of them (its other
+    neighbours have similarity 0) goes through the dense ``_top_k``, so the result is the same
+    as the dense path's."""
     S.sort_indices()
     n_rows = S.shape[0]
     row_of = np.repeat(np.arange(n_rows), np.diff(S.indptr))
-    other = S.indices != row_of + start
+    other = S.indices != own[row_of]
     rows, cols, sims = row_of[other], S.indices[other], S.data[other]
     order = _by_row_largest_first(rows, sims)
     rows, cols, sims = rows[order], cols[order], sims[order]
@@ -398,7 +406,7 @@ def _top_k_sparse(S, k, start):
     rows, cols, sims = rows[keep], cols[keep], sims[keep].astype(np.float64)
     if short.size:
         dense = S[short].toarray()
-        dense[np.arange(short.size), short + start] = -np.inf
+        dense[np.arange(short.size), own[short]] = -np.inf
         r, c = _top_k(dense, k)
         rows = np.concatenate([rows, short[r]])
         cols = np.concatenate([cols, c])
