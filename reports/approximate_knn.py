@@ -140,7 +140,7 @@ def main():
         "",
         "## Time and recall on real documents",
         "",
-        "`python benchmarks/bench_knn_graph.py --sizes 10000,20000,30000,40000,100000 "
+        "`python benchmarks/bench_knn_graph.py --sizes 10000,40000,100000 "
         "--json benchmarks/results/knn_graph.json`: random draws from 107,332 documents (the "
         "panel's six text corpora and Reuters-21578 as one corpus, with TDT2 on its own terms; "
         "see the script), 2 cores shared with other jobs. Recall: the share of the exact "
