@@ -45,8 +45,8 @@ from textcluster.pipeline import represent  # noqa: E402
 TEXT_CORPORA = ("agnews", "classic4", "dbpedia", "r8", "stackoverflow", "biomedical")
 
 
-def document_pool(data_dir, log):
-    """The tf-idf rows of every document described above (CSR, unit rows) and their sources."""
+def pool_texts(data_dir):
+    """Ids, texts and sources of the panel's text corpora and every Reuters-21578 record."""
     ids, texts, sources = [], [], []
     for name in TEXT_CORPORA:
         corpus = load_corpus(name, data_dir=data_dir)
@@ -57,6 +57,12 @@ def document_pool(data_dir, log):
     ids += [f"reuters/{rec['id']}" for rec in records]
     texts += [rec["text"] for rec in records]
     sources += ["reuters"] * len(records)
+    return ids, texts, sources
+
+
+def document_pool(data_dir, log):
+    """The tf-idf rows of every document described above (CSR, unit rows) and their sources."""
+    ids, texts, sources = pool_texts(data_dir)
     log(f"{len(texts)} texts; tokenizing and weighting them")
     text = represent(Corpus(name="knn-pool", ids=np.array(ids), labels=np.array(sources),
                             texts=texts))

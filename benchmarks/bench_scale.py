@@ -34,28 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (benchmark_parser, finish, logger, machine_info,  # noqa: E402
                      resolve_data_dir, write_json)
 
-from bench_knn_graph import TEXT_CORPORA  # noqa: E402
-from textcluster.corpora import load_corpus  # noqa: E402
-from textcluster.corpora.loaders.reuters import parse_sgm_file, reuters_files  # noqa: E402
+from bench_knn_graph import pool_texts  # noqa: E402
 
 DROP = 0.15
 STAGES = ("load", "preprocess", "fit", "evaluate")
 # runs the command given, then prints the peak resident memory of it and its children (kB)
 _CHILD = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
-
-
-def source_texts(data_dir):
-    """The texts described above and their sources."""
-    texts, sources = [], []
-    for name in TEXT_CORPORA:
-        corpus = load_corpus(name, data_dir=data_dir)
-        texts += list(corpus.texts)
-        sources += [name] * corpus.n_docs
-    records = [rec for path in reuters_files(data_dir) for rec in parse_sgm_file(path)]
-    texts += [rec["text"] for rec in records]
-    sources += ["reuters"] * len(records)
-    return texts, np.array(sources)
 
 
 def write_corpus(texts, sources, n, seed, path):
@@ -128,7 +113,8 @@ def main():
     models = args.models.split(",")
     record = {"benchmark": "scale", "k": args.k, "seed": args.seed, "drop": DROP,
               "models": models, "machine": machine_info(), "sizes": []}
-    texts, sources = source_texts(resolve_data_dir(args.data_dir))
+    _, texts, sources = pool_texts(resolve_data_dir(args.data_dir))
+    sources = np.array(sources)
     record["pool_texts"] = len(texts)
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="textcluster-scale-"))
     work.mkdir(parents=True, exist_ok=True)

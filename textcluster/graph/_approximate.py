@@ -89,8 +89,6 @@ def weakest_rows(rows, sims, m, k):
     np.minimum.at(kth, rows, sims)
     kth[np.bincount(rows, minlength=m) < k] = -np.inf
     size = min(m, int(np.ceil(EXACT_SHARE * m)), EXACT_MAX_ROWS)
-    if size == m:
-        return np.arange(m)
     return np.sort(np.argpartition(kth, size - 1)[:size]) if size else np.empty(0, np.intp)
 
 
