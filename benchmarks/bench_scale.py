@@ -37,7 +37,9 @@ from _common import (benchmark_parser, finish, logger, machine_info,  # noqa: E4
 from bench_knn_graph import pool_texts  # noqa: E402
 
 DROP = 0.15
-STAGES = ("load", "preprocess", "fit", "evaluate")
+# the run's stages; a factorization model's fit split into its kNN graph, factorization
+# (with the choice of λ) and assignment (its fit_seconds_); k-means' fit is all "factorize"
+STAGES = ("load", "preprocess", "graph", "factorize", "assign", "evaluate")
 # runs the command given, then prints the peak resident memory of it and its children (kB)
 _CHILD = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
@@ -77,8 +79,13 @@ def run(path, model, k, out, timeout):
     if done.returncode != 0:
         return {"finished": False, "seconds": seconds, "note": done.stderr.strip()[-500:]}
     metrics = json.loads((out / "metrics.json").read_text())
+    timings = metrics["timings"]
+    fit = metrics.get("fit_stages") or {"factorize": timings["fit"]}
+    stages = {"load": timings["load"], "preprocess": timings["preprocess"],
+              "graph": fit.get("prepare"), "factorize": fit["factorize"],
+              "assign": fit.get("assign"), "evaluate": timings["evaluate"]}
     return {"finished": True, "seconds": seconds, "peak_gb": peak_kb / 2**20,
-            "stages": {s: metrics["timings"].get(s) for s in STAGES}, "nmi": metrics["nmi"]}
+            "stages": stages, "nmi": metrics["nmi"], "lam": metrics.get("lam")}
 
 
 def growth(rows, model):

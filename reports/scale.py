@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
 OUT = Path(__file__).resolve().parent / "scale"
-STAGES = ("load", "preprocess", "fit", "evaluate")
+STAGES = ("load", "preprocess", "graph", "factorize", "assign", "evaluate")
 
 
 def table(record):
@@ -33,7 +33,8 @@ def table(record):
                 lines.append(f"| {size['n']:,} | {model} | {run['seconds']:.0f} "
                              f"| not finished: {run['note'][:120]} |" + " |" * (len(STAGES) + 1))
                 continue
-            stages = " | ".join(f"{run['stages'][s] or 0:.1f}" for s in STAGES)
+            stages = " | ".join("–" if run["stages"].get(s) is None
+                                else f"{run['stages'][s]:.1f}" for s in STAGES)
             lines.append(f"| {size['n']:,} | {model} | {run['seconds']:.1f} | {stages} | "
                          f"{run['peak_gb']:.2f} | {run['nmi']:.3f} |")
     return lines
@@ -57,7 +58,7 @@ def plot(record, path):
         n = np.array([s["n"] for s in done], dtype=float)
         for stage in (*STAGES, "total"):
             t = np.array([s["runs"][model]["seconds"] if stage == "total"
-                          else (s["runs"][model]["stages"][stage] or np.nan) for s in done])
+                          else (s["runs"][model]["stages"].get(stage) or np.nan) for s in done])
             ax.loglog(n, t, marker="o", label=stage, lw=2.5 if stage == "total" else 1.2)
         if n.size:
             base = done[0]["runs"][model]["seconds"]
@@ -88,6 +89,11 @@ def main():
         "each run in a fresh process with `--no-cache`) and rendered by `python "
         f"reports/scale.py`. Machine: {machine['cpu_count']} CPUs, shared (load average "
         f"{machine['load_average_at_start'][0]:.1f} at the start); times are wall seconds.",
+        "",
+        "The fit is split into its stages: *graph* (the kNN graph: exact below 80,000 "
+        "documents, NN-descent above), *factorize* (the factorization, with the default's "
+        "label-free choice of λ) and *assign* (k-means on the document factor); k-means' "
+        "whole fit is under *factorize*.",
         "",
         *table(record),
         "",

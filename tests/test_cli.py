@@ -108,6 +108,9 @@ def test_run_nmf_writes_all_outputs(corpus_dir, tmp_path):
     assert metrics["nmi"] == pytest.approx(1.0) and metrics["accuracy"] == pytest.approx(1.0)
     assert metrics["entropy"] == 0.0 and math.copysign(1, metrics["entropy"]) == 1
     assert set(metrics["timings"]) >= {"load", "preprocess", "fit", "evaluate"}
+    # the fit's own stages add up to (a little under) the fit's time
+    assert list(metrics["fit_stages"]) == ["prepare", "factorize", "assign"]
+    assert 0 < sum(metrics["fit_stages"].values()) <= metrics["timings"]["fit"] + 1e-3
 
     run = strict_json(out / "run.json")
     assert run["corpus"] == str(corpus_dir) and run["model"] == "nmf"
@@ -145,7 +148,8 @@ def test_unlabelled_folder_needs_k_and_reports_counts_only(tmp_path):
     result = run_ok(flat, "--model", "nmf", "--k", 3, "--out", out, *FAST["nmf"])
     assert "no class labels" in result.output
     metrics = strict_json(out / "metrics.json")
-    assert set(metrics) == {"n_docs", "n_clusters", "labels", "note", "objective", "timings"}
+    assert set(metrics) == {"n_docs", "n_clusters", "labels", "note", "objective", "timings",
+                            "fit_stages"}
     assert metrics["labels"] is None and "need labels" in metrics["note"]
     history = strict_json(out / "run.json")["objective_history"]
     assert metrics["objective"] == history[-1] > 0

@@ -10,8 +10,10 @@ from sklearn.preprocessing import normalize
 from textcluster import graph as graphs
 from textcluster.assign import cluster_scores
 from textcluster.metrics import contingency, nmi
-from textcluster.models import GNMF
+from textcluster.models import GNMF, LSIKMeans
+from textcluster.models import selection
 from textcluster.models.selection import (
+    LAM_PATH,
     MIN_STABILITY,
     Candidate,
     choose,
@@ -123,6 +125,22 @@ def test_a_graph_that_follows_the_classes_is_used(seed):
         X, graph=following_graph(X, y))
     assert model.lam_ > 0
     assert nmi(y, model.labels_) >= max(nmi(y, without.labels_), 0.9)
+
+
+def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
+    model = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    candidates = model.lam_selection_["candidates"]
+    assert len(candidates) == len(LAM_PATH) + 2  # the start, the path, the graph-led fit
+    assert {k: candidates[0][k] for k in ("lam", "iterations", "start")} == {
+        "lam": 0.0, "iterations": 0, "start": "lsa-kmeans"}
+    assert [c["iterations"] for c in candidates[1:3]] == [50, 20]
+    # chosen, the start is the clusters of LSA + k-means, with no iteration made
+    monkeypatch.setattr(selection, "choose", lambda *args, **kw: 0)
+    start = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    assert start.lam_ == 0.0 and start.n_iter_ == 0 and len(start.objective_history_) == 1
+    lsa = LSIKMeans(3, random_state=0).fit(X).labels_
+    assert nmi(lsa, start.labels_) > 0.9
 
 
 def correctly_assigned(y, labels):

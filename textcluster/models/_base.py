@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 import warnings
 from dataclasses import dataclass, fields, replace
 from numbers import Integral, Real
@@ -55,6 +56,7 @@ from ._codes import basis_codes
 from ._state import FittedState
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
+FIT_STAGES = ("prepare", "factorize", "assign")
 
 MatrixLike: TypeAlias = "ArrayLike | sp.spmatrix | sp.sparray"
 """What ``fit`` and ``transform`` take: a dense array or a sparse matrix, documents × terms."""
@@ -212,6 +214,12 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
     ----------
     {n_components}
     {loop parameters}
+
+    Attributes
+    ----------
+    fit_seconds_ : dict
+        Wall seconds of the last fit's stages (``FIT_STAGES``): ``prepare`` (a graph model's
+        kNN graph), ``factorize`` (with a graph model's choice of λ) and ``assign``.
     """
 
     semi_supervised: ClassVar[bool] = False  # fit(X, y) takes partial labels (-1: none)
@@ -300,10 +308,13 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         takes (``graph``; ``term_graph`` too for the dual-graph models)."""
         self._validate_params()
         X = self._check_input(X, reset=True)
+        clock = [time.perf_counter()]
         ctx = self._prepare(X, y, **data)
+        clock.append(time.perf_counter())
         factors = self._fit_factors(ctx, W, H)
         fitted = self._finish(factors, ctx)
         self._keep_for_transform(X, fitted, factors, ctx)
+        clock.append(time.perf_counter())
         rule = fit_assignment(fitted, self.n_components, method=self.assign,
                               n_init=self.n_assign_init, random_state=self.random_state)
         self.cluster_centers_ = rule.centers
@@ -312,6 +323,8 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         labelled = self.semi_supervised and y is not None and bool(np.any(np.asarray(y) >= 0))
         codes = fitted if labelled else self._transform(X)
         self.labels_ = rule.predict(codes)
+        clock.append(time.perf_counter())
+        self.fit_seconds_ = dict(zip(FIT_STAGES, np.diff(clock).round(4).tolist()))
         return codes
 
     def _transform(self, X):

@@ -63,7 +63,8 @@ class NMFFactors(Factors):
     WV: np.ndarray | None = None
     """``W V`` of the current ``V`` (graph models), left by the last update."""
     seen: np.ndarray | None = None
-    """``V`` as the last update of ``V`` saw it (graph models; None: not kept)."""
+    """``V`` as the last update of ``V`` saw it (graph models; None: not kept, or no update
+    made)."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -279,7 +280,8 @@ class WeightedGraphAttachment(GraphAttachment):
     the fit's last update of the document factor saw."""
 
     def _keep_for_transform(self, X, embedding, factors, ctx):
-        self._attach(X, factors.seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
+        seen = factors.V if factors.seen is None else factors.seen  # None: no update made
+        self._attach(X, seen * self.factor_scale_, (self.lam_ or 0.0) * ctx.lam_scale,
                      self.factor_scale_)
 
     def _transform(self, X):
@@ -431,9 +433,10 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     λ (``lam``). ``"auto"`` (default) is chosen per corpus without labels with
     ``scaling="unit-basis"``; with the papers' scalings it is their fixed value (10⁸
     scale-free, 100 cai). The candidates (:class:`~textcluster.models.selection.
-    SelectsGraphStrength`) are (1) a path over λ ∈ ``LAM_PATH`` (0, 0.3, 1, … 10⁴) started
-    from the clusters of LSA + k-means (:meth:`NMF._lsa_start`; or from ``W``, ``H`` with
-    ``init="custom"``): 50 iterations at λ = 0, then 20 at each next λ, warm-started; and (2)
+    SelectsGraphStrength`) are (1) the clusters of LSA + k-means themselves
+    (:meth:`NMF._lsa_start`; or ``W``, ``H`` with ``init="custom"``) and a path over λ ∈
+    ``LAM_PATH`` (0, 0.3, 1, … 10⁴) started from them: 50 iterations at λ = 0, then 20 at each
+    next λ, warm-started; and (2)
     a graph-led fit at λ = 10⁵ from three random starts of ``max_iter`` iterations, where the
     kNN graph's own clusters decide, as in spectral clustering. Each candidate's clusters are
     scored on the tf-idf rows (cohesion) and on the graph (edges cut), and
@@ -447,7 +450,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     no single λ holds across corpora (on the development panel the best fixed λ ranges from
     0 to 10⁵), and a strong graph term on a graph that links the topics smooths every
     document to the same profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost:
-    230 path iterations, 3 × ``max_iter`` for the graph-led fits and 14 k-means runs on the
+    230 path iterations, 3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the
     factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
     λ; end to end 2.4–2.7 times a fixed-λ run (TDT2, CLUTO la1, AG News, Reuters;
     ``benchmarks/bench_lam_selection.py``).

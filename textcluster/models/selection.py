@@ -8,8 +8,8 @@ kind of evidence alone can choose λ: the tf-idf geometry always prefers λ = 0 
 k-means optimizes) and the graph always prefers the largest λ (it is what the graph term
 optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
 
-1. **Geometry-led candidates** (a path over λ from the clusters of LSA + k-means) are
-   *admissible* when the documents' geometry cannot tell their clusters from the best
+1. **Geometry-led candidates** (the clusters of LSA + k-means, the geometry's own answer,
+   then a path over λ started from them) are *admissible* when the documents' geometry cannot tell their clusters from the best
    candidate's: :func:`cohesion` (the mean cosine of a document to its cluster's mean
    direction, on the tf-idf rows, not on the smoothed factor) within ``COHESION_TOLERANCE``
    (1 %) of the best. One percent is about the spread of cohesion between k-means' own local
@@ -173,19 +173,21 @@ class SelectsGraphStrength:
         return replace(ctx, lam=lam * ctx.lam_scale)
 
     def _lam_path(self, ctx, W, H):
-        """``(setting, factors, history)`` along ``LAM_PATH``, warm-started from the LSA +
-        k-means clusters (or the caller's ``W``, ``H``); at most ``max_iter`` iterations at
-        each λ."""
+        """``(setting, factors, history)``: the start itself (the LSA + k-means clusters, or
+        the caller's ``W``, ``H``; no iteration), then along ``LAM_PATH`` warm-started from it,
+        at most ``max_iter`` iterations at each λ."""
         if self.init == "custom":
             factors, start = self._custom_factors(ctx, W, H), "custom"
         else:
             factors, start = self._lsa_start(ctx), "lsa-kmeans"
+        history = [self._objective(factors, self._at_strength(ctx, 0.0))]
+        yield {"lam": 0.0, "start": start, "iterations": 0}, factors.copy(), history
         for i, lam in enumerate(LAM_PATH):
             step = self._at_strength(ctx, lam)
             history = [self._objective(factors, step)]
             n_iter = min(PATH_STEP_ITER if i else PATH_FIRST_ITER, self.max_iter)
             run_updates(self._update, factors, step, n_iter, 0.0, history)
-            yield {"lam": lam, "start": start}, factors.copy(), history
+            yield {"lam": lam, "start": start, "iterations": n_iter}, factors.copy(), history
 
     def _graph_led(self, ctx):
         """The graph-led candidate: ``GRAPH_LED_STARTS`` fits of ``max_iter`` iterations at

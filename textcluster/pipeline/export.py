@@ -124,6 +124,9 @@ def write_run(result, out_dir, period="auto"):
     if final:
         metrics["objective"] = final[0]
     metrics["timings"] = result.timings
+    fit_stages = getattr(result.model, "fit_seconds_", None)
+    if fit_stages:
+        metrics["fit_stages"] = fit_stages
     atomic_write(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     run = {**result.params, "versions": versions(),
            "n_iter": getattr(result.model, "n_iter_", None),
