@@ -142,10 +142,10 @@ def main():
                   + (f" {result['nmi']:6.3f}" if result["finished"] else
                      f"  not finished: {result['note'][:200]}"), flush=True)
         record["sizes"].append(row)
+        record["growth"] = {model: growth(record["sizes"], model) for model in models}
         path.unlink()
         if args.json:  # each size as it is measured: the largest take hours
             write_json(args.json, record)
-    record["growth"] = {model: growth(record["sizes"], model) for model in models}
     for model, steps in record["growth"].items():
         for step in steps:
             print(f"growth {model} {step['from']} -> {step['to']}: "
