@@ -118,7 +118,8 @@ def main():
         "pipelines/defaults_panel.toml` (whole corpus, k = number of classes, seeds 0–2, every "
         "model with its defaults). NMI in %, mean over the seeds. *bar*: the NMI a graph model "
         "must reach, max(NMF − 1, max(k-means, LSA + k-means) − 2) points; ✓ reached, ✗ not. "
-        "λ chosen: the graph strength each seed's selection chose.",
+        "λ chosen: the graph strength each seed's selection chose (0: the clusters of LSA + "
+        "k-means the selection starts from, or the fit at λ = 0 from them).",
         "",
         f"Corpora passed: {counts}. The rest of the unsupervised zoo against the same bar, "
         f"with fixed defaults (no label-free selection yet), on the corpora it has run on: "
