@@ -63,8 +63,7 @@ class NMFFactors(Factors):
     WV: np.ndarray | None = None
     """``W V`` of the current ``V`` (graph models), left by the last update."""
     seen: np.ndarray | None = None
-    """``V`` as the last update of ``V`` saw it (graph models; None: not kept, or no update
-    made)."""
+    """``V`` as the last update of ``V`` saw it (graph models; None: not kept, or no update)."""
 
 
 # -- the math: small pure functions -------------------------------------------------------
@@ -433,27 +432,25 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     λ (``lam``). ``"auto"`` (default) is chosen per corpus without labels with
     ``scaling="unit-basis"``; with the papers' scalings it is their fixed value (10⁸
     scale-free, 100 cai). The candidates (:class:`~textcluster.models.selection.
-    SelectsGraphStrength`) are (1) the clusters of LSA + k-means themselves
-    (:meth:`NMF._lsa_start`; or ``W``, ``H`` with ``init="custom"``) and a path over λ ∈
-    ``LAM_PATH`` (0, 0.3, 1, … 10⁴) started from them: 50 iterations at λ = 0, then 20 at each
-    next λ, warm-started; and (2)
-    a graph-led fit at λ = 10⁵ from three random starts of ``max_iter`` iterations, where the
+    SelectsGraphStrength`) are (1) the clusters of LSA + k-means (:meth:`NMF._lsa_start`; or
+    ``W``, ``H`` with ``init="custom"``) and a path over λ ∈ ``LAM_PATH`` (0, 0.3, 1, … 10⁴)
+    from them: 50 iterations at λ = 0, then 20 at each next λ, warm-started; and (2) a
+    graph-led fit at λ = 10⁵ from three random starts of ``max_iter`` iterations, where the
     kNN graph's own clusters decide, as in spectral clustering. Each candidate's clusters are
     scored on the tf-idf rows (cohesion) and on the graph (edges cut), and
     :func:`~textcluster.models.selection.choose` keeps the clusters that cut the fewest edges
     among those as coherent as the best (within 1 %); the graph-led clusters only if their
     three starts agree (NMI ≥ 0.9) and they are within 5 % as coherent. The chosen candidate
     is returned as it was scored, its ``objective_history_`` that of its own run at its λ:
-    more iterations at a graph strength move the clusters on (full TDT2, graph-led at λ =
-    10⁵: NMI 0.863 after 100 iterations, 0.849 after 200, mean of three seeds).
-    The candidates and their scores are in ``lam_selection_``, the λ used in ``lam_``. Why:
-    no single λ holds across corpora (on the development panel the best fixed λ ranges from
-    0 to 10⁵), and a strong graph term on a graph that links the topics smooths every
-    document to the same profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost:
+    more iterations at a graph strength move the clusters on (full TDT2, graph-led at λ = 10⁵:
+    NMI 0.863 after 100 iterations, 0.849 after 200, mean of three seeds). The candidates and
+    their scores are in ``lam_selection_``, the λ used in ``lam_``. Why: no single λ holds
+    across corpora (on the development panel the best fixed λ ranges from 0 to 10⁵), and a
+    strong graph term on a graph that links the topics smooths every document to the same
+    profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost:
     230 path iterations, 3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the
     factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
-    λ; end to end 2.4–2.7 times a fixed-λ run (TDT2, CLUTO la1, AG News, Reuters;
-    ``benchmarks/bench_lam_selection.py``).
+    λ; end to end 2.4–2.7 times a fixed-λ run (TDT2, la1, AG News, Reuters; bench_lam_selection).
 
     The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
     the data: the documents it links must be at least ``MIN_EDGE_LIFT`` = 2 times as similar
