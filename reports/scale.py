@@ -89,7 +89,7 @@ def main():
         "each run in a fresh process with `--no-cache`) and rendered by `python "
         f"reports/scale.py`. Machine: {machine['cpu_count']} CPUs, shared (load average "
         f"{machine['load_average_at_start'][0]:.1f} at the start); times are wall seconds.",
-        *([f"", f"Note: {record['note']}."] if record.get("note") else []),
+        *(["", f"Note: {record['note']}."] if record.get("note") else []),
         "",
         "The fit is split into its stages: *graph* (the kNN graph: exact below 80,000 "
         "documents, NN-descent above), *factorize* (the factorization, with the default's "

@@ -9,12 +9,13 @@ k-means optimizes) and the graph always prefers the largest λ (it is what the g
 optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
 
 1. **Geometry-led candidates** (the clusters of LSA + k-means, the geometry's own answer,
-   then a path over λ started from them) are *admissible* when the documents' geometry cannot tell their clusters from the best
-   candidate's: :func:`cohesion` (the mean cosine of a document to its cluster's mean
-   direction, on the tf-idf rows, not on the smoothed factor) within ``COHESION_TOLERANCE``
-   (1 %) of the best. One percent is about the spread of cohesion between k-means' own local
-   optima on one corpus (relative standard deviation 0.6–1.5 % over eight starts, measured on
-   eleven panel corpora): a difference the geometry does not resolve.
+   then a path over λ started from them) are *admissible* when the documents' geometry
+   cannot tell their clusters from the best candidate's: :func:`cohesion` (the mean cosine
+   of a document to its cluster's mean direction, on the tf-idf rows, not on the smoothed
+   factor) within ``COHESION_TOLERANCE`` (1 %) of the best. One percent is about the spread
+   of cohesion between k-means' own local optima on one corpus (relative standard deviation
+   0.6–1.5 % over eight starts, measured on eleven panel corpora): a difference the geometry
+   does not resolve.
 2. Among them the graph decides: the clusters that cut the fewest graph edges
    (:func:`graph_cut`, the normalized cut averaged over the clusters).
 3. **The graph-led candidate** (a strong graph term from random starts: the graph's own
