@@ -20,43 +20,51 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
 OUT = Path(__file__).resolve().parent / "scale"
-STAGES = ("load", "preprocess", "graph", "factorize", "assign", "evaluate")
+
+
+def recorded_stages(record):
+    """The stages the benchmark timed, in its order (the keys of a finished run's stages)."""
+    return list(next(run["stages"] for size in record["sizes"] for run in size["runs"].values()
+                     if run["finished"]))
 
 
 def table(record):
-    lines = ["| documents | model | total (s) | " + " | ".join(f"{s} (s)" for s in STAGES)
+    stages = recorded_stages(record)
+    lines = ["| documents | model | total (s) | " + " | ".join(f"{s} (s)" for s in stages)
              + " | peak memory (GB) | NMI (sources) |",
-             "|---|---|---|" + "---|" * len(STAGES) + "---|---|"]
+             "|---|---|---|" + "---|" * len(stages) + "---|---|"]
     for size in record["sizes"]:
         for model, run in size["runs"].items():
             if not run["finished"]:
                 lines.append(f"| {size['n']:,} | {model} | {run['seconds']:.0f} "
-                             f"| not finished: {run['note'][:120]} |" + " |" * (len(STAGES) + 1))
+                             f"| not finished: {run['note'][:120]} |" + " |" * (len(stages) + 1))
                 continue
-            stages = " | ".join("–" if run["stages"].get(s) is None
-                                else f"{run['stages'][s]:.1f}" for s in STAGES)
-            lines.append(f"| {size['n']:,} | {model} | {run['seconds']:.1f} | {stages} | "
+            cells = " | ".join("–" if run["stages"].get(s) is None
+                               else f"{run['stages'][s]:.1f}" for s in stages)
+            lines.append(f"| {size['n']:,} | {model} | {run['seconds']:.1f} | {cells} | "
                          f"{run['peak_gb']:.2f} | {run['nmi']:.3f} |")
     return lines
 
 
 def growth_lines(record):
-    lines = ["| model | from | to | " + " | ".join(STAGES) + " | total |",
-             "|---|---|---|" + "---|" * (len(STAGES) + 1)]
+    stages = recorded_stages(record)
+    lines = ["| model | from | to | " + " | ".join(stages) + " | total |",
+             "|---|---|---|" + "---|" * (len(stages) + 1)]
     for model, steps in record["growth"].items():
         for step in steps:
-            cells = " | ".join(str(step.get(s, "–")) for s in (*STAGES, "total"))
+            cells = " | ".join(str(step.get(s, "–")) for s in (*stages, "total"))
             lines.append(f"| {model} | {step['from']:,} | {step['to']:,} | {cells} |")
     return lines
 
 
 def plot(record, path):
+    stages = recorded_stages(record)
     models = record["models"]
     fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4.2), sharey=True)
     for ax, model in zip(np.atleast_1d(axes), models):
         done = [s for s in record["sizes"] if s["runs"][model]["finished"]]
         n = np.array([s["n"] for s in done], dtype=float)
-        for stage in (*STAGES, "total"):
+        for stage in (*stages, "total"):
             t = np.array([s["runs"][model]["seconds"] if stage == "total"
                           else (s["runs"][model]["stages"].get(stage) or np.nan) for s in done])
             ax.loglog(n, t, marker="o", label=stage, lw=2.5 if stage == "total" else 1.2)
