@@ -9,7 +9,8 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
-from textcluster.models.nmf import unit_basis_step, update_basis, update_documents
+from textcluster.models._linalg import SparseOperator
+from textcluster.models.nmf import graph_term, unit_basis_step, update_basis, update_documents
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -64,6 +65,16 @@ def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scali
     history = model.objective_history_
     assert history[0] > 1e6 * history[-1]  # the graph term dominated at the start
     assert np.all(np.diff(history) <= 1e-6 * history[1:])
+
+
+def test_graph_term_in_threads_equals_the_one_product():
+    X, _ = planted_corpus(seed=3)
+    W = graphs.knn_graph(X, 5)
+    V = np.random.default_rng(0).random((X.shape[0], 4)).astype(np.float32)
+    smoothness, WV = graph_term(V, SparseOperator(W.astype(np.float64), threads=3), W.sum(1).A1)
+    V64 = V.astype(np.float64)
+    assert WV.dtype == np.float64 and np.array_equal(WV, W @ V64)
+    assert smoothness == pytest.approx(np.trace(V64.T @ (graphs.laplacian(W) @ V64)), rel=1e-12)
 
 
 @pytest.mark.parametrize("scaling", ["unit-basis", "scale-free", "cai"])

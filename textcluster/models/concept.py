@@ -49,7 +49,7 @@ from .baselines import LSIKMeans
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
     DOCUMENT_GRAPH_CONSTRAINTS, NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted,
     parameter_entries, update_documents)
-from .selection import GraphStrength, SelectsGraphStrength, membership
+from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
 
@@ -318,12 +318,12 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting,
                                   self.graph_method)
         self.graph_ = W
-        degree = np.asarray(W.sum(axis=1)).ravel()
+        graph = graph_fields(W)
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
         scale = (1.0 if self.scaling == "cai"
-                 else ctx.K_trace / (self.n_components * max(degree.mean(), EPS)))
-        ctx = extend(ctx, GraphConceptContext, W=W, degree=degree, lam_scale=scale)
+                 else ctx.K_trace / (self.n_components * max(graph["degree"].mean(), EPS)))
+        ctx = extend(ctx, GraphConceptContext, **graph, lam_scale=scale)
         return self._at_strength(ctx, self.lam_ or 0.0)
 
     def _fixed_lam(self):
@@ -333,7 +333,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         return 100.0 if self.scaling == "cai" else None
 
     def _graph_term(self, V, ctx):
-        return ctx.lam * graph_term(V, ctx.W, ctx.degree)[0]
+        return ctx.lam * graph_term(V, ctx.W_products, ctx.degree)[0]
 
     def _update_documents(self, factors, ctx, AtKA):
         V = factors.V

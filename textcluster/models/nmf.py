@@ -26,7 +26,7 @@ from ._base import (EPS, Context, Factors, FactorizationModel, Seed, check_custo
 from ._codes import basis_codes
 from ._linalg import SparseOperator, sphere_quadratic, sphere_value
 from .baselines import LSIKMeans
-from .selection import GraphStrength, SelectsGraphStrength, membership
+from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 
 
 # -- what the family prepares and iterates --------------------------------------------------
@@ -181,9 +181,9 @@ def graph_smoothness(V, WV, degree):
 def graph_term(V, W, degree):
     """``tr(Vᵀ L V)`` and ``W V``, both in float64: when a graph term dominates an objective,
     ``D V − W V`` cancels to rounding noise in float32 (a recorded GNMF objective then rose
-    by up to 67%, measured)."""
+    by up to 67%, measured). ``W``: a sparse matrix, or a :class:`SparseOperator` of one."""
     V64 = V.astype(np.float64)
-    WV = W @ V64
+    WV = W.dot(V64)
     return float(graph_smoothness(V64, WV, degree).sum()), WV
 
 
@@ -530,8 +530,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting, self.graph_method)
         self.graph_ = W
         graph_off = not self._check_graph(X, W)
-        degree = np.asarray(W.sum(axis=1)).ravel()
-        return extend(ctx, GraphContext, W=W, degree=degree, lam_scale=self._lam_scale(degree),
+        graph = graph_fields(W)
+        return extend(ctx, GraphContext, **graph, lam_scale=self._lam_scale(graph["degree"]),
                       graph_off=graph_off)
 
     def _fixed_strength(self, ctx):
@@ -576,7 +576,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
 
     def _graph_products(self, V, ctx):
         """``W V`` and ``λ tr(Vᵀ L V)`` (float64, see :func:`graph_term`)."""
-        smoothness, WV = graph_term(V, ctx.W, ctx.degree)
+        smoothness, WV = graph_term(V, ctx.W_products, ctx.degree)
         return WV, ctx.lam * smoothness
 
     def _update(self, factors, ctx):

@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 from ..assign import assign_clusters
 from ..metrics import nmi
 from ._base import run_updates
+from ._linalg import SparseOperator
 
 COHESION_TOLERANCE = 0.01
 MIN_STABILITY = 0.9
@@ -122,6 +123,12 @@ def choose(candidates, graph_led=None, stability=None, tolerance=COHESION_TOLERA
     return pick
 
 
+def graph_fields(W):
+    """The fields of a :class:`GraphStrength` that follow from its document graph ``W``."""
+    return {"W": W, "degree": np.asarray(W.sum(axis=1)).ravel(),
+            "W_products": SparseOperator(W.astype(np.float64))}
+
+
 @dataclass(kw_only=True)
 class GraphStrength:
     """The document graph of a model's context, and the strength the updates use it at."""
@@ -130,6 +137,8 @@ class GraphStrength:
     """The document graph (n × n, sparse)."""
     degree: np.ndarray
     """Its degrees (row sums)."""
+    W_products: SparseOperator
+    """``W`` in float64, for products with dense factors on every core (:func:`graph_term`)."""
     lam_scale: float
     """Factor from λ as given to the graph term's weight in the updates."""
     lam: float = 0.0
