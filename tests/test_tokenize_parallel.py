@@ -3,11 +3,13 @@ spaCy's tokenizer on whole texts in one process."""
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from textcluster._errors import InvalidInputError
 from textcluster.text import tfidf
 from textcluster.text.tfidf import count_terms
-from textcluster.text.tokenize import Analyzer
+from textcluster.text.tokenize import Analyzer, _piece_tokens, _spacy_tokenizer
 
 TRICKY = [
     "The Rockets' launch was delayed, again: NASA's rocket-stage failed in 1987!",
@@ -19,7 +21,27 @@ TRICKY = [
     "   ",
     "O'Neil's naïve café — U.S. U.K. Calif. Mass. Dec. Jan. Inc. Ltd. vs. etc. e.g. i.e.",
     "rock 'n' roll, rock ' n ' roll, y'all, ya'll, ma'am, o'clock, 'tis, 'twas",
+    # special cases of letters only (the plain words that still go through spaCy)
+    "Cannot cannot dont Dont gonna Gotta im Ive nothin lovin Whatre cant wont Shouldntve",
+    # other whitespace between pieces: spaCy tokenizes each run of non-space characters alone
+    "said.\nThe a\x1cbb word\u2009next x\u3000yy co\x85op hello\r\nworld 'cause\nit :)\n:(",
 ]
+
+
+def _alone(piece):
+    return [t.text for t in _spacy_tokenizer()(piece)]
+
+
+def test_pieces_that_skip_the_tokenizer_get_its_tokens():
+    words = [w for w in _spacy_tokenizer().rules if w.isascii() and w.isalpha()]
+    words += ["said", "Said", "NASA", "A", "a", "mr", "Mr", "etc", "co", "Jan", "vs", "eg"]
+    pieces = [w + mark for w in words for mark in ["", ",", ";", ":", "!", "?", "."]]
+    assert dict(_piece_tokens(pieces)) == {piece: _alone(piece) for piece in pieces}
+
+
+@given(st.from_regex(r"[A-Za-z]{1,12}[,;:!?.]?", fullmatch=True))
+def test_a_word_and_a_mark_get_the_tokens_of_spacy(piece):
+    assert dict(_piece_tokens([piece])) == {piece: _alone(piece)}
 
 
 class _Reference(Analyzer):

@@ -60,7 +60,7 @@ def count_terms(texts: Iterable[str], analyzer: Callable[[str], list[str]] | Non
     ``CountVectorizer`` with a spaCy :class:`~textcluster.text.tokenize.Analyzer`.
 
     ``texts`` may be any iterable (a generator too): it is read once, in order. An
-    :class:`Analyzer` analyzes each piece of text (between single spaces) once and keeps its
+    :class:`Analyzer` analyzes each piece of text (between whitespace) once and keeps its
     terms (the terms are those of spaCy's tokens of the whole text, see
     :meth:`Analyzer.__call__`). With ``n_jobs`` > 1 (``None``: the cores this process may use,
     :func:`available_cores`), an :class:`Analyzer` and at least :data:`PARALLEL_MIN_DOCS`
@@ -160,7 +160,7 @@ def _terms_in_workers(pool: ProcessPoolExecutor, analyzer: Analyzer, texts: Iter
         chunk = [decode(doc) for doc in itertools.islice(texts, PARALLEL_CHUNK)]
         if not chunk:
             break
-        parts = [text.split(" ") for text in chunk]
+        parts = [analyzer.pieces(text) for text in chunk]
         new = list(dict.fromkeys(piece for its in parts for piece in its
                                  if piece not in memo and piece not in sent))
         sent.update(new)

@@ -21,10 +21,13 @@ def _spacy_tokenizer():
     return English().tokenizer
 
 
-# Pieces of text (the parts between single spaces) analyzed once per Analyzer: beyond this many,
+# Pieces of text (the parts between whitespace) analyzed once per Analyzer: beyond this many,
 # the memo is emptied and starts again (it only saves time).
 _PIECE_MEMO_SIZE = 1 << 20
 
+
+# A word of ASCII letters, then perhaps one mark that spaCy splits off it (see _piece_tokens).
+_PLAIN_PIECE = re.compile(r"([A-Za-z]+)([,;:!?]|(?<=[a-z])\.)?")
 
 _Joins = tuple[frozenset[tuple[str, str]], set[str], set[str], dict[str, set[str]],
                dict[str, set[str]]]
@@ -109,24 +112,30 @@ class Analyzer:
         self.min_length = min_length
         self._stops = globals()["stop_words"](stop_words)
         self._norm = _normalizer(normalize)
-        # piece of text between single spaces -> its terms; and for the few pieces whose
+        # piece of text between whitespace -> its terms; and for the few pieces whose
         # first or last token may belong to a special case's sequence, those tokens
         self._pieces: dict[str, tuple[str, ...]] = {}
         self._edges: dict[str, tuple[Any, Any]] = {}
 
     def __call__(self, text: str) -> list[str]:
         """The terms of ``text``: the same as :meth:`reference`, faster. The text is cut at
-        single spaces (as spaCy's tokenizer cuts it at whitespace) and each piece is analyzed
-        once per Analyzer (most pieces repeat); a text where a special case of spaCy could
-        straddle a space (see :func:`_special_joins`) is analyzed whole instead."""
-        parts = text.split(" ")
+        whitespace (:meth:`pieces`) and each piece is analyzed once per Analyzer (most pieces
+        repeat); a text where a special case of spaCy could straddle a space (see
+        :func:`_special_joins`) is analyzed whole instead."""
+        parts = self.pieces(text)
         missing = set(parts).difference(self._pieces)
         if missing:
             self.add_pieces(self.analyze_pieces(list(missing)))
         return self.join(text, parts)
 
+    @staticmethod
+    def pieces(text: str) -> list[str]:
+        """``text`` cut at whitespace: spaCy's tokenizer tokenizes each run of non-space
+        characters on its own, and whitespace makes no term."""
+        return text.split()
+
     def join(self, text: str, parts: list[str]) -> list[str]:
-        """The terms of ``text``, cut into ``parts`` at single spaces, from the memo of
+        """The terms of ``text``, cut into ``parts`` by :meth:`pieces`, from the memo of
         pieces (pieces not in it are analyzed here)."""
         try:
             if not self._edges.keys().isdisjoint(parts) and self._straddles(parts):
@@ -175,30 +184,14 @@ class Analyzer:
                 self._edges[piece] = (head, tail)
 
     def analyze_pieces(self, missing: list[str]) -> dict[str, tuple[tuple[str, ...], Any, Any]]:
-        """Analyzes the pieces (no space in them) with one call of spaCy's tokenizer: joined
-        by newlines, a whitespace token between any two, across which no special case can
-        match, so each piece gets the tokens it gets alone (less whitespace tokens, which are
-        never terms)."""
+        """Analyzes the pieces (no space in them): each gets the terms of the tokens spaCy makes
+        of it alone (:func:`_piece_tokens`), and the edge tokens a special case could join."""
         missing = list(dict.fromkeys(p for p in missing if p))
         entries: dict[str, tuple[tuple[str, ...], Any, Any]] = {"": ((), None, None)}
         if not missing:
             return entries
-        starts = []
-        at = 0
-        for piece in missing:
-            starts.append(at)
-            at += len(piece) + 1
-        tokens: list[list[str]] = [[] for _ in missing]
-        i = 0
-        for token in _spacy_tokenizer()("\n".join(missing)):
-            if token.is_space:
-                continue
-            idx = token.idx
-            while i + 1 < len(starts) and starts[i + 1] <= idx:
-                i += 1
-            tokens[i].append(token.text)
         _, lefts, rights, first_alias, last_alias = _special_joins()
-        for piece, its in zip(missing, tokens):
+        for piece, its in _piece_tokens(missing):
             head = tail = None
             if its and not piece[0].isspace():
                 heads = ({its[0]} | first_alias.get(its[0], set())) & rights
@@ -215,6 +208,42 @@ class Analyzer:
 
     def __setstate__(self, state):
         self.__init__(**state)
+
+
+def _piece_tokens(pieces: list[str]):
+    """``(piece, its tokens' texts)`` for each piece (no space in it), as spaCy's tokenizer
+    makes them of the piece alone (see :meth:`Analyzer.analyze_pieces`). Most new pieces are a
+    plain word (ASCII letters), perhaps with one of ``, ; : ! ?`` after it, or a full stop
+    after a lower-case letter (:data:`_PLAIN_PIECE`): unless the piece or its word is one of
+    spaCy's special cases ("cannot", "dont", "Mr."), spaCy makes the word one token and the
+    mark another (its suffix patterns split them; no prefix, infix or URL pattern matches
+    letters alone), and they skip the tokenizer. The others go through one call of it, joined
+    by newlines (a whitespace token between any two, across which no special case can match;
+    whitespace tokens are never terms)."""
+    tokenizer = _spacy_tokenizer()
+    rules = tokenizer.rules or {}
+    others = []
+    for piece in pieces:
+        plain = _PLAIN_PIECE.fullmatch(piece)
+        if plain and piece not in rules and plain[1] not in rules:
+            yield piece, [token for token in plain.groups() if token]
+        else:
+            others.append(piece)
+    starts = []
+    at = 0
+    for piece in others:
+        starts.append(at)
+        at += len(piece) + 1
+    tokens: list[list[str]] = [[] for _ in others]
+    i = 0
+    for token in tokenizer("\n".join(others)):
+        if token.is_space:
+            continue
+        idx = token.idx
+        while i + 1 < len(starts) and starts[i + 1] <= idx:
+            i += 1
+        tokens[i].append(token.text)
+    yield from zip(others, tokens)
 
 
 def _may_join(tails: frozenset[str], heads: frozenset[str]) -> bool:
