@@ -32,7 +32,7 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
 So the graph's preference acts among clusterings that are equally good for the documents,
 and beyond that only where the graph alone reproducibly defines nearly as coherent clusters.
 Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fits, the
-graph-led fits and k-means on each candidate, 2.4–2.7 times one fixed-λ GNMF run end to end
+graph-led fits and k-means on each candidate, 1.5–1.9 times one fixed-λ GNMF run end to end
 (benchmarks/bench_lam_selection.py).
 """
 
