@@ -33,13 +33,15 @@ def _alone(piece):
 
 
 def test_pieces_that_skip_the_tokenizer_get_its_tokens():
-    words = [w for w in _spacy_tokenizer().rules if w.isascii() and w.isalpha()]
-    words += ["said", "Said", "NASA", "A", "a", "mr", "Mr", "etc", "co", "Jan", "vs", "eg"]
+    words = [w for w in _spacy_tokenizer().rules if w.isascii() and w.isalnum()]
+    words += ["said", "Said", "NASA", "A", "a", "mr", "Mr", "etc", "co", "Jan", "vs", "eg",
+              "1", "1987", "3.5", "104,874", "0.6840", "1,000.5", "10"]
     pieces = [w + mark for w in words for mark in ["", ",", ";", ":", "!", "?", "."]]
     assert dict(_piece_tokens(pieces)) == {piece: _alone(piece) for piece in pieces}
 
 
-@given(st.from_regex(r"[A-Za-z]{1,12}[,;:!?.]?", fullmatch=True))
+@given(st.from_regex(r"([A-Za-z]{1,12}|[0-9]{1,5}([.,][0-9]{1,4}){0,2})[,;:!?.]?",
+                     fullmatch=True))
 def test_a_word_and_a_mark_get_the_tokens_of_spacy(piece):
     assert dict(_piece_tokens([piece])) == {piece: _alone(piece)}
 

@@ -26,8 +26,9 @@ def _spacy_tokenizer():
 _PIECE_MEMO_SIZE = 1 << 20
 
 
-# A word of ASCII letters, then perhaps one mark that spaCy splits off it (see _piece_tokens).
-_PLAIN_PIECE = re.compile(r"([A-Za-z]+)([,;:!?]|(?<=[a-z])\.)?")
+# A word of ASCII letters or a number, then perhaps one mark that spaCy splits off it (see
+# _piece_tokens).
+_PLAIN_PIECE = re.compile(r"([A-Za-z]+|[0-9]+(?:[.,][0-9]+)*)([,;:!?]|(?<=[a-z0-9])\.)?")
 
 _Joins = tuple[frozenset[tuple[str, str]], set[str], set[str], dict[str, set[str]],
                dict[str, set[str]]]
@@ -213,11 +214,12 @@ class Analyzer:
 def _piece_tokens(pieces: list[str]):
     """``(piece, its tokens' texts)`` for each piece (no space in it), as spaCy's tokenizer
     makes them of the piece alone (see :meth:`Analyzer.analyze_pieces`). Most new pieces are a
-    plain word (ASCII letters), perhaps with one of ``, ; : ! ?`` after it, or a full stop
-    after a lower-case letter (:data:`_PLAIN_PIECE`): unless the piece or its word is one of
-    spaCy's special cases ("cannot", "dont", "Mr."), spaCy makes the word one token and the
-    mark another (its suffix patterns split them; no prefix, infix or URL pattern matches
-    letters alone), and they skip the tokenizer. The others go through one call of it, joined
+    plain word (ASCII letters) or a number (digits, inner points and commas), perhaps with one
+    of ``, ; : ! ?`` after it, or a full stop after a lower-case letter or a digit
+    (:data:`_PLAIN_PIECE`): unless the piece or its word is one of spaCy's special cases
+    ("cannot", "dont", "Mr."), spaCy makes the word one token and the mark another (its suffix
+    patterns split them; no prefix, infix or URL pattern matches such a word alone), and they
+    skip the tokenizer. The others go through one call of it, joined
     by newlines (a whitespace token between any two, across which no special case can match;
     whitespace tokens are never terms)."""
     tokenizer = _spacy_tokenizer()
