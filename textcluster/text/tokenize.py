@@ -231,6 +231,8 @@ def _piece_tokens(pieces: list[str]):
             yield piece, [token for token in plain.groups() if token]
         else:
             others.append(piece)
+    if not others:
+        return
     starts = []
     at = 0
     for piece in others:
