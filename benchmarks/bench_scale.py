@@ -90,7 +90,7 @@ def run(path, model, k, out, timeout):
 
 def growth(rows, model):
     """Each stage's growth exponent between successive sizes."""
-    done = [r for r in rows if r["runs"][model]["finished"]]
+    done = [r for r in rows if r["runs"].get(model, {}).get("finished")]
     out = []
     for a, b in zip(done, done[1:]):
         ratio = np.log(b["n"] / a["n"])

@@ -62,7 +62,7 @@ def plot(record, path):
     models = record["models"]
     fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4.2), sharey=True)
     for ax, model in zip(np.atleast_1d(axes), models):
-        done = [s for s in record["sizes"] if s["runs"][model]["finished"]]
+        done = [s for s in record["sizes"] if s["runs"].get(model, {}).get("finished")]
         n = np.array([s["n"] for s in done], dtype=float)
         for stage in (*stages, "total"):
             t = np.array([s["runs"][model]["seconds"] if stage == "total"
