@@ -219,9 +219,9 @@ def _piece_tokens(pieces: list[str]):
     (:data:`_PLAIN_PIECE`): unless the piece or its word is one of spaCy's special cases
     ("cannot", "dont", "Mr."), spaCy makes the word one token and the mark another (its suffix
     patterns split them; no prefix, infix or URL pattern matches such a word alone), and they
-    skip the tokenizer. The others go through one call of it, joined
-    by newlines (a whitespace token between any two, across which no special case can match;
-    whitespace tokens are never terms)."""
+    skip the tokenizer. The others go through one call of it, joined by newlines (a whitespace
+    token between any two, across which no special case can match; whitespace tokens are never
+    terms)."""
     tokenizer = _spacy_tokenizer()
     rules = tokenizer.rules or {}
     others = []
