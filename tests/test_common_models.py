@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from textcluster.metrics import nmi
 from textcluster.models import MODELS, make_model
 from textcluster.models._base import FactorizationModel
+from textcluster.models.selection import LAM_PATH
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -142,10 +143,12 @@ def test_custom_init_is_used(name):
     X, _ = planted_corpus(seed=7)
     rng = np.random.default_rng(0)
     W, H = rng.random((X.shape[0], 3)), rng.random((3, X.shape[1]))
-    a = make_model(name, n_components=3, init="custom", max_iter=5, tol=0).fit(X, W=W, H=H)
-    b = make_model(name, n_components=3, init="custom", max_iter=5, tol=0).fit(X, W=W, H=H)
+    # (a fixed seed: with λ chosen, the candidates' clusters come from k-means)
+    a, b = (make_model(name, n_components=3, init="custom", max_iter=5, tol=0, random_state=0)
+            .fit(X, W=W, H=H) for _ in range(2))
     np.testing.assert_array_equal(a.components_, b.components_)
-    assert a.n_iter_ == 5
+    # every update run: with λ chosen, five at each λ of the path (no graph-led fit)
+    assert a.n_iter_ == (5 * len(LAM_PATH) if getattr(a, "lam_selection_", None) else 5)
 
 
 @pytest.mark.parametrize("name", FACTORIZATIONS)

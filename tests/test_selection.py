@@ -19,6 +19,7 @@ from textcluster.models.selection import (
     choose,
     cohesion,
     graph_cut,
+    held_out_graph,
 )
 
 from ._planted import planted_corpus
@@ -52,21 +53,48 @@ def test_graph_cut_of_components_is_zero_and_of_a_split_edge_is_counted():
     assert graph_cut(path, np.array([0, 0, 1])) == pytest.approx((1 / 3 + 1) / 2)
 
 
+def test_held_out_graph_has_the_next_neighbours_and_none_of_the_graphs_edges():
+    X, _ = planted_corpus(n_per_class=40, seed=3)
+    W = graphs.knn_graph(X, n_neighbors=5)
+    held_out = held_out_graph(normalize(X), W)
+    assert held_out.multiply(W).nnz == 0
+    ranks = selection.HELD_OUT_RANKS * int(np.median(np.diff(W.indptr)))
+    near = graphs.knn_graph(X, n_neighbors=ranks, symmetrize="none")
+    union = (held_out + W.multiply(near != 0)) != 0
+    assert (union != (near != 0)).nnz == 0  # the nearest, split between the two graphs
+    assert set(np.unique(held_out.data)) == {1.0}
+
+
+def test_held_out_graph_samples_the_documents_of_a_large_corpus(monkeypatch):
+    X, _ = planted_corpus(n_per_class=40, seed=3)
+    W = graphs.knn_graph(X, n_neighbors=5)
+    monkeypatch.setattr(selection, "HELD_OUT_SAMPLE", 30)
+    held_out = held_out_graph(normalize(X), W, random_state=0)
+    assert np.count_nonzero(np.diff(held_out.indptr)) == 30
+    assert (held_out != held_out_graph(normalize(X), W, random_state=0)).nnz == 0
+
+
 def candidates(*scores):
-    return [Candidate({"lam": i}, cohesion=c, graph_cut=g) for i, (c, g) in enumerate(scores)]
+    return [Candidate({"lam": i}, cohesion=c, graph_cut=0.0, held_out_cut=g)
+            for i, (c, g) in enumerate(scores)]
 
 
-def test_choose_takes_the_fewest_cut_edges_among_equally_coherent_clusterings():
+def test_choose_takes_the_fewest_cut_held_out_edges_among_equally_coherent_clusterings():
     path = candidates((0.300, 0.20), (0.299, 0.15), (0.2975, 0.10), (0.290, 0.05))
     assert choose(path) == 2  # 0.290 is more than 1 % below 0.300: not admissible
     assert [c.admissible for c in path] == [True, True, True, False]
     assert [c.chosen for c in path] == [False, False, True, False]
+    # the model's own graph does not decide: the graph term lowers its cut by fitting it
+    path = [Candidate({"lam": 0}, 0.300, graph_cut=0.3, held_out_cut=0.10),
+            Candidate({"lam": 1}, 0.299, graph_cut=0.1, held_out_cut=0.12)]
+    assert choose(path) == 0
 
 
 def test_graph_led_candidate_needs_reproducible_clusters_and_fewer_cut_edges():
     def pick(stability, cut, coherence=0.29):
         path = candidates((0.3, 0.2), (0.299, 0.1))
-        graph_led = Candidate({"lam": "graph"}, cohesion=coherence, graph_cut=cut)
+        graph_led = Candidate({"lam": "graph"}, cohesion=coherence, graph_cut=0.0,
+                              held_out_cut=cut)
         return choose(path, graph_led, stability)
 
     assert pick(MIN_STABILITY, 0.05) == 2
@@ -135,10 +163,16 @@ def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     assert {k: candidates[0][k] for k in ("lam", "iterations", "start")} == {
         "lam": 0.0, "iterations": 0, "start": "lsa-kmeans"}
     assert [c["iterations"] for c in candidates[1:3]] == [50, 20]
+    # its own kNN graph: judged on the next neighbours; a caller's graph: on its own edges
+    assert any(c["held_out_cut"] != c["graph_cut"] for c in candidates)
+    given = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X, graph=model.graph_)
+    assert all(c["held_out_cut"] == c["graph_cut"]
+               for c in given.lam_selection_["candidates"])
     # chosen, the start is the clusters of LSA + k-means, with no iteration made
     monkeypatch.setattr(selection, "choose", lambda *args, **kw: 0)
     start = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
-    assert start.lam_ == 0.0 and start.n_iter_ == 0 and len(start.objective_history_) == 1
+    assert start.lam_ == 0.0 and len(start.objective_history_) == 1
+    assert 0 < start.n_iter_ <= start.planned_iterations()  # every update the choice ran
     lsa = LSIKMeans(3, random_state=0).fit(X).labels_
     assert nmi(lsa, start.labels_) > 0.9
 

@@ -318,7 +318,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting,
                                   self.graph_method)
         self.graph_ = W
-        graph = graph_fields(W)
+        graph = graph_fields(W, own_knn=graph is None)
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
         scale = (1.0 if self.scaling == "cai"

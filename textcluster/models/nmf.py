@@ -530,7 +530,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting, self.graph_method)
         self.graph_ = W
         graph_off = not self._check_graph(X, W)
-        graph = graph_fields(W)
+        graph = graph_fields(W, own_knn=graph is None)
         return extend(ctx, GraphContext, **graph, lam_scale=self._lam_scale(graph["degree"]),
                       graph_off=graph_off)
 
