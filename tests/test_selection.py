@@ -63,6 +63,9 @@ def test_held_out_graph_has_the_next_neighbours_and_none_of_the_graphs_edges():
     union = (held_out + W.multiply(near != 0)) != 0
     assert (union != (near != 0)).nnz == 0  # the nearest, split between the two graphs
     assert set(np.unique(held_out.data)) == {1.0}
+    X = X.tolil()
+    X[0] = 0  # an empty document has no neighbours to hold out
+    assert held_out_graph(normalize(X.tocsr()), W)[0].nnz == 0
 
 
 def test_held_out_graph_samples_the_documents_of_a_large_corpus(monkeypatch):

@@ -437,19 +437,18 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     from them: 50 iterations at λ = 0, then 20 at each next λ, warm-started; and (2) a
     graph-led fit at λ = 10⁵ from three random starts of ``max_iter`` iterations, where the
     kNN graph's own clusters decide, as in spectral clustering. Each candidate's clusters are
-    scored on the tf-idf rows (cohesion) and on the graph (edges cut), and
-    :func:`~textcluster.models.selection.choose` keeps the clusters that cut the fewest edges
-    among those as coherent as the best (within 1 %); the graph-led clusters only if their
-    three starts agree (NMI ≥ 0.9) and they are within 5 % as coherent. The chosen candidate
+    scored on the tf-idf rows (cohesion) and on held-out edges (the next neighbours beyond the
+    graph's), and :func:`~textcluster.models.selection.choose` keeps the clusters that cut the
+    fewest of those among the ones as coherent as the best (within 1 %); the graph-led only if
+    their three starts agree (NMI ≥ 0.9) and they are within 5 % as coherent. The chosen one
     is returned as it was scored, its ``objective_history_`` that of its own run at its λ:
     more iterations at a graph strength move the clusters on (full TDT2, graph-led at λ = 10⁵:
     NMI 0.863 after 100 iterations, 0.849 after 200, mean of three seeds). The candidates and
     their scores are in ``lam_selection_``, the λ used in ``lam_``. Why: no single λ holds
     across corpora (on the development panel the best fixed λ ranges from 0 to 10⁵), and a
     strong graph term on a graph that links the topics smooths every document to the same
-    profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost:
-    230 path iterations, 3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the
-    factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
+    profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost: 230 path iterations,
+    3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
     λ; end to end 1.5–1.9 times a fixed-λ run (TDT2, la1, AG News, Reuters; bench_lam_selection).
 
     The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
@@ -474,7 +473,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
 
     Attributes
     ----------
-    components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
+    components_, labels_, objective_history_ : as in :class:`NMF`.
+    n_iter_ : int, as in :class:`NMF`; with λ chosen, every update the choice ran.
     graph_ : (n, n) sparse, the document graph.
     lam_ : float, the λ used.
     lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).

@@ -106,12 +106,14 @@ def held_out_graph(unit_rows, W, random_state=None):
     """The edges the graph ``W`` does not have, to judge its clusterings on: each document's
     nearest neighbours by cosine (rows of ``unit_rows``), as many as ``HELD_OUT_RANKS`` × the
     graph's median degree, less those ``W`` links it to; for ``HELD_OUT_SAMPLE`` documents drawn
-    at random (every document of a smaller corpus). n × n, binary; the other rows are empty."""
+    at random (every document of a smaller corpus; not the empty ones). n × n, binary; the
+    other rows are empty."""
     n = unit_rows.shape[0]
-    queries = np.arange(n)
-    if n > HELD_OUT_SAMPLE:
+    queries = np.flatnonzero(unit_rows.getnnz(axis=1) if sp.issparse(unit_rows)
+                             else np.any(unit_rows, axis=1))
+    if queries.size > HELD_OUT_SAMPLE:
         rng = check_random_state(random_state)
-        queries = np.sort(rng.choice(n, HELD_OUT_SAMPLE, replace=False))
+        queries = np.sort(rng.choice(queries, HELD_OUT_SAMPLE, replace=False))
     ranks = min(n - 1, HELD_OUT_RANKS * max(1, int(np.median(np.diff(W.indptr)))))
     block_size = max(1, _BLOCK_BUDGET // max(n, 1))
     rows, cols, _, _ = _knn_blocks(unit_rows, ranks, block_size, False, queries=queries)
