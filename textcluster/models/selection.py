@@ -109,8 +109,11 @@ def held_out_graph(unit_rows, W, random_state=None):
     at random (every document of a smaller corpus; not the empty ones). n × n, binary; the
     other rows are empty."""
     n = unit_rows.shape[0]
-    queries = np.flatnonzero(unit_rows.getnnz(axis=1) if sp.issparse(unit_rows)
-                             else np.any(unit_rows, axis=1))
+    if sp.issparse(unit_rows):
+        unit_rows = sp.csr_matrix(unit_rows)
+        queries = np.flatnonzero(np.diff(unit_rows.indptr))
+    else:
+        queries = np.flatnonzero(np.any(unit_rows, axis=1))
     if queries.size > HELD_OUT_SAMPLE:
         rng = check_random_state(random_state)
         queries = np.sort(rng.choice(queries, HELD_OUT_SAMPLE, replace=False))
