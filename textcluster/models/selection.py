@@ -118,7 +118,7 @@ def held_out_graph(unit_rows, W, random_state=None):
         rng = check_random_state(random_state)
         queries = np.sort(rng.choice(queries, HELD_OUT_SAMPLE, replace=False))
     ranks = min(n - 1, HELD_OUT_RANKS * max(1, int(np.median(np.diff(W.indptr)))))
-    block_size = max(1, _BLOCK_BUDGET // max(n, 1))
+    block_size = max(1, min(_BLOCK_BUDGET // max(n, 1), 256))  # blocks for both threads
     rows, cols, _, _ = _knn_blocks(unit_rows, ranks, block_size, False, queries=queries)
     near = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
     held_out = near - near.multiply(W != 0)
