@@ -41,8 +41,8 @@ So the graph's preference acts among clusterings that are equally good for the d
 and beyond that only where the graph alone reproducibly defines nearly as coherent clusters.
 Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fits, the
 graph-led fits, k-means on each candidate and the held-out neighbours (an exact search for at
-most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2), 1.5–1.9 times one
-fixed-λ GNMF run end to end before that search (benchmarks/bench_lam_selection.py).
+most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2), 1.7–1.9 times one
+fixed-λ GNMF run end to end (benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
 """
