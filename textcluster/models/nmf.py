@@ -402,12 +402,11 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     """Graph-regularized NMF (Cai, He, Wu & Han, TPAMI 2011; paper 003, eqs. 8, 15–16).
 
     ``min ‖X − V Uᵀ‖²_F + λ tr(Vᵀ L V)`` over ``U, V ≥ 0``, ``L = D − W`` the Laplacian of a kNN
-    graph over the documents (``n_neighbors``, ``weighting`` of
-    :func:`textcluster.graph.knn_graph`, or a precomputed ``graph`` passed to ``fit``). The
-    V-update is ``V ← V ⊙ (XU + λWV) / (VUᵀU + λDV)`` (eq. 16), a majorization step, so the
-    objective never increases. λ = 0 gives :class:`NMF`. Memory: O(nnz + (n + m)k +
-    n·n_neighbors); the fitted model keeps the training documents (O(nnz)) for ``transform``
-    (Notes).
+    graph over the documents (``n_neighbors``, ``weighting`` of :func:`textcluster.graph.
+    knn_graph`, or a precomputed ``graph`` passed to ``fit``). The V-update is
+    ``V ← V ⊙ (XU + λWV) / (VUᵀU + λDV)`` (eq. 16), a majorization step, so the objective never
+    increases. λ = 0 gives :class:`NMF`. Memory: O(nnz + (n + m)k + n·n_neighbors); the fitted
+    model keeps the training documents (O(nnz)) for ``transform`` (Notes).
 
     Scale (``scaling``). As written the objective has no minimizer but NMF's: ``(U s, V / s)``
     fits X equally well and divides the graph term by s², so its infimum lies at V → 0, and the
@@ -448,8 +447,9 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     across corpora (on the development panel the best fixed λ ranges from 0 to 10⁵), and a
     strong graph term on a graph that links the topics smooths every document to the same
     profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost: 230 path iterations,
-    3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the factor, against ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed
-    λ; end to end 1.7–1.9 times a fixed-λ run (TDT2, la1, AG News, Reuters; bench_lam_selection).
+    3 × ``max_iter`` for the graph-led fits and 15 k-means runs on the factor, against
+    ``n_init × init_iter + max_iter − init_iter`` = 370 iterations for a fixed λ; end to end
+    1.7–1.9 times a fixed-λ run (TDT2, la1, AG News, Reuters; bench_lam_selection).
 
     The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
     the data: the documents it links must be at least ``MIN_EDGE_LIFT`` = 2 times as similar
