@@ -226,3 +226,51 @@ def test_transform_does_not_depend_on_the_iteration_count():
     V = model.transform(X)
     model.max_iter = 500  # transform solves to a tolerance, not for max_iter steps
     np.testing.assert_array_equal(model.transform(X), V)
+
+
+def _shuffled_planted(seed=3):
+    # planted classes in random row order, so that the locality order is not the given one
+    X, y = planted_corpus(n_per_class=30, seed=seed)
+    rows = np.random.default_rng(seed).permutation(X.shape[0])
+    return X[rows], y[rows]
+
+
+@pytest.mark.parametrize("model", ["gnmf", "anmf"])
+def test_fit_in_the_graph_locality_order_equals_the_fit_in_the_given_order(model, monkeypatch):
+    from textcluster.models import MODELS
+    from textcluster.models import _linalg
+
+    X, _ = _shuffled_planted()
+    rng = np.random.default_rng(0)
+    W0, H0 = rng.random((X.shape[0], 3)), rng.random((3, X.shape[1]))
+    fits = {}
+    for minimum in (10**9, 1):  # as given; then every corpus in its locality order
+        monkeypatch.setattr(_linalg, "LOCALITY_MIN_DOCS", minimum)
+        est = MODELS.get(model)(3, init="custom", max_iter=20, random_state=0)
+        codes = est.fit_transform(X, W=W0.copy(), H=H0.copy())
+        fits[minimum] = est, codes
+    (given, given_codes), (ordered, ordered_codes) = fits[10**9], fits[1]
+    order = _linalg.locality_order(given.graph_)
+    assert not np.array_equal(order, np.arange(X.shape[0]))  # the fit did reorder
+    assert (given.graph_ != ordered.graph_).nnz == 0  # the graph kept in the given order
+    np.testing.assert_allclose(ordered_codes, given_codes, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ordered.components_, given.components_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(ordered.neighbour_factor_, given.neighbour_factor_, rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_array_equal(ordered.labels_, given.labels_)
+    np.testing.assert_allclose(ordered.objective_history_, given.objective_history_, rtol=1e-9)
+    new = X[:7] * 0.9
+    np.testing.assert_allclose(ordered.transform(new), given.transform(new), rtol=1e-6, atol=1e-9)
+
+
+def test_locality_order_keeps_neighbours_near_and_small_corpora_as_given(monkeypatch):
+    from textcluster.models import _linalg
+
+    X, _ = _shuffled_planted()
+    W = graphs.knn_graph(X, n_neighbors=5)
+    assert _linalg.locality_order(W) is None  # 90 documents: as given
+    monkeypatch.setattr(_linalg, "LOCALITY_MIN_DOCS", 1)
+    order = _linalg.locality_order(W)
+    assert np.array_equal(np.sort(order), np.arange(X.shape[0]))
+    bandwidth = lambda A: np.abs(A.nonzero()[0] - A.nonzero()[1]).max()  # noqa: E731
+    assert bandwidth(W[order][:, order]) < bandwidth(W) / 2

@@ -163,6 +163,10 @@ class Context:
 
     dtype: np.dtype
     """The data's float dtype, that of every factor."""
+    order: np.ndarray | None = None
+    """The documents in the order the fit holds them (row i of its factors is document
+    ``order[i]``; a large graph model's :func:`~textcluster.models._linalg.locality_order`), or
+    None: as given."""
 
 
 DataclassT = TypeVar("DataclassT")
@@ -173,9 +177,19 @@ class Factors:
     """One start's iterate: its factor matrices, and the products of them that an update
     leaves for the next one (fields that are None until computed; never shared by starts)."""
 
+    document_fields: ClassVar[tuple[str, ...]] = ()
+    """The fields with a row per document (what a fit in another document order reorders)."""
+
     def copy(self) -> Self:
         """A snapshot: every array copied (floats and None as they are)."""
         return replace(self, **{f.name: _copied(getattr(self, f.name)) for f in fields(self)})
+
+    def in_given_order(self, order: np.ndarray) -> Self:
+        """The factors of a fit that held document ``order[i]`` in row i, in the documents'
+        given order."""
+        rows = np.argsort(order)
+        return replace(self, **{name: getattr(self, name)[rows] for name in self.document_fields
+                                if getattr(self, name) is not None})
 
 
 def _copied(value: Any) -> Any:
@@ -313,6 +327,9 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         clock.append(time.perf_counter())
         factors = self._fit_factors(ctx, W, H)
         fitted = self._finish(factors, ctx)
+        if ctx.order is not None:
+            factors = factors.in_given_order(ctx.order)
+            fitted = fitted[np.argsort(ctx.order)]
         self._keep_for_transform(X, fitted, factors, ctx)
         clock.append(time.perf_counter())
         rule = fit_assignment(fitted, self.n_components, method=self.assign,
@@ -376,7 +393,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         if self.init != "custom" and (W is not None or H is not None):
             raise InvalidInputError("W and H are used only with init='custom'")
         if self.init == "custom":
-            return self._best_start([self._custom_factors(ctx, W, H)], ctx)
+            return self._best_start([self._custom_factors(ctx, *in_fit_order(W, H, ctx))], ctx)
         if self.init == "lsa-kmeans":
             return self._best_start([self._lsa_start(ctx)], ctx)
         return self._best_start(self._random_starts(ctx), ctx)
@@ -473,6 +490,14 @@ class TermGraphFit(FactorizationModel):
                       term_graph: MatrixLike | None = None) -> NDArray[np.floating]:
         """Fit and return the document factor (n × k)."""
         return self._fit_transform(X, y, W, H, graph=graph, term_graph=term_graph)
+
+
+def in_fit_order(W, H, ctx):
+    """The caller's start ``W`` (a row per document), ``H`` with ``W``'s rows in the fit's
+    document order (``W`` that has not a row per document is left for the family to refuse)."""
+    if ctx.order is None or W is None or np.shape(W)[:1] != ctx.order.shape:
+        return W, H
+    return np.asarray(W)[ctx.order], H
 
 
 def check_custom_factor(name, array, shape, dtype):

@@ -5,16 +5,21 @@ into blocks of equal non-zero count and multiplying them in threads uses every c
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
 :func:`gram_matrix` is the one dense ``X Xᵀ`` of the package. :func:`sphere_quadratic` is the
 small dense solver of the unit-column step of GNMF and ANMF (a separable quadratic on the
-non-negative unit sphere).
+non-negative unit sphere). :func:`locality_order` is the document order a large graph model
+fits in: neighbours in the graph near one another in memory.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._threads import n_threads, thread_pool
 
+# documents from which a graph model fits in its graph's locality order (below, results stay
+# exactly those of the given order, and one iteration gains at most a few per cent)
+LOCALITY_MIN_DOCS = 50_000
 # entries (rows × n) of one block of sparse X Xᵀ before it is written into the dense result
 _BLOCK_BUDGET = 2**23
 
@@ -67,6 +72,18 @@ class SparseOperator:
             data = np.concatenate([A.data for _, _, A in self._rows]).astype(np.float64)
             return float(np.dot(data, data))
         return float(np.vdot(self._X, self._X))
+
+
+def locality_order(W, min_docs: int | None = None) -> np.ndarray | None:
+    """The order of the documents (rows of the symmetric graph ``W``) in which a graph model
+    fits, or None (as given) below ``LOCALITY_MIN_DOCS`` (or ``min_docs``): reverse
+    Cuthill–McKee, which keeps each document's neighbours near it. The products of an update
+    gather factor rows by index — ``W V`` by neighbour, ``X U`` and ``Xᵀ V`` by term — and in
+    this order successive rows gather rows that are near one another or were just read
+    (similar documents share terms), so fewer gathers miss the cache."""
+    if W.shape[0] < (LOCALITY_MIN_DOCS if min_docs is None else min_docs):
+        return None
+    return reverse_cuthill_mckee(sp.csr_matrix(W), symmetric_mode=True).astype(np.intp)
 
 
 def _apply(out, rowwise):

@@ -46,9 +46,9 @@ from ._base import EPS, Factors, Seed, extend, shared_parameters
 from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
                       normalize_concepts)
 from .baselines import LSIKMeans
+from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
-    DOCUMENT_GRAPH_CONSTRAINTS, NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted,
-    parameter_entries, update_documents)
+    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 

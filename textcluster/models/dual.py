@@ -22,8 +22,8 @@ from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
                     TermGraphFit, check_custom_factor, extend, shared_parameters)
 from ._linalg import SparseOperator
-from .nmf import (DOCUMENT_GRAPH_CONSTRAINTS, GNMF, TERM_GRAPH_CONSTRAINTS, GraphContext,
-                  fit_scale, graph_term, normalize_basis, parameter_entries, reconstruction_error,
+from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
+from .nmf import (GNMF, GraphContext, fit_scale, graph_term, normalize_basis, reconstruction_error,
                   unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,

@@ -61,7 +61,7 @@ from threadpoolctl import threadpool_limits
 from ..assign import assign_clusters
 from ..graph import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
-from ._base import run_updates
+from ._base import in_fit_order, run_updates
 from ._linalg import SparseOperator
 
 COHESION_TOLERANCE = 0.01
@@ -237,7 +237,7 @@ class SelectsGraphStrength:
         the caller's ``W``, ``H``; no iteration), then along ``LAM_PATH`` warm-started from it,
         at most ``max_iter`` iterations at each λ."""
         if self.init == "custom":
-            factors, start = self._custom_factors(ctx, W, H), "custom"
+            factors, start = self._custom_factors(ctx, *in_fit_order(W, H, ctx)), "custom"
         else:
             factors, start = self._lsa_start(ctx), "lsa-kmeans"
         history = [self._objective(factors, self._at_strength(ctx, 0.0))]

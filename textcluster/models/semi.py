@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ._base import EPS, LABELLED_FIT_CHECKS, Seed, extend, shared_parameters
+from ._parameters import parameter_entries
 from .nmf import (
     GNMF,
     NMF,
@@ -34,7 +35,6 @@ from .nmf import (
     NMFFactors,
     fit_scale,
     normalize_basis,
-    parameter_entries,
     reconstruction_error,
     update_basis,
     update_documents,
