@@ -184,10 +184,8 @@ class Factors:
         """A snapshot: every array copied (floats and None as they are)."""
         return replace(self, **{f.name: _copied(getattr(self, f.name)) for f in fields(self)})
 
-    def in_given_order(self, order: np.ndarray) -> Self:
-        """The factors of a fit that held document ``order[i]`` in row i, in the documents'
-        given order."""
-        rows = np.argsort(order)
+    def rows_taken(self, rows: np.ndarray) -> Self:
+        """The factors with the rows ``rows`` of each document field, in that order."""
         return replace(self, **{name: getattr(self, name)[rows] for name in self.document_fields
                                 if getattr(self, name) is not None})
 
@@ -327,9 +325,9 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         clock.append(time.perf_counter())
         factors = self._fit_factors(ctx, W, H)
         fitted = self._finish(factors, ctx)
-        if ctx.order is not None:
-            factors = factors.in_given_order(ctx.order)
-            fitted = fitted[np.argsort(ctx.order)]
+        if ctx.order is not None:  # back to the given order
+            given = np.argsort(ctx.order)
+            factors, fitted = factors.rows_taken(given), fitted[given]
         self._keep_for_transform(X, fitted, factors, ctx)
         clock.append(time.perf_counter())
         rule = fit_assignment(fitted, self.n_components, method=self.assign,
