@@ -7,15 +7,15 @@ copies with words dropped beyond 97,947). At each size: the tf-idf rows, the def
 (5 neighbours, binary weights; NN-descent from 80,000 documents) and k = 20 random factors; then,
 interleaved, one multiplicative GNMF iteration as ``GNMF._update`` runs it
 (``multiplicative_step``: ``Xᵀ V`` and ``X U`` with their updates in two threads; then ``W V``
-and the graph term in float64, kept for the next iteration) and each of its three sparse products alone, in both orders. Medians; ratio = time
-in locality order / time in the given order.
+and the graph term in float64, kept for the next iteration) and each of its three sparse
+products alone, in both orders. Medians; ratio = time in locality order / time in the given
+order.
 
     python benchmarks/bench_locality.py --sizes 30000,100000,300000 --json locality.json
 """
 
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -63,20 +63,14 @@ def contenders(X, W, seed):
             "Xᵀ V": lambda: op.tdot(V), "X U": lambda: op.dot(U)}
 
 
-def seconds(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def bench(X, W, repeats, seed):
-    order = locality_order(W, min_docs=0)
+def bench(X, W, order, repeats, seed):
     given = contenders(X, W, seed)
     local = contenders(X[order], W[order][:, order], seed)
     row = {}
     for name in given:
-        times = common.interleaved({"given": lambda: seconds(given[name]),
-                                    "locality": lambda: seconds(local[name])}, repeats + 1)
+        times = common.interleaved({"given": lambda: common.timed(given[name])[0],
+                                    "locality": lambda: common.timed(local[name])[0]},
+                                   repeats + 1)
         medians = {key: statistics.median(values[1:]) for key, values in times.items()}
         row[name] = {**medians, "ratio": medians["locality"] / medians["given"]}
     return row
@@ -96,11 +90,9 @@ def main():
             X = documents(texts, sources, n, args.seed, work_dir)
             log(f"{n} documents: {X.nnz} non-zeros; building the kNN graph")
             W = graphs.knn_graph(X, 5)
-            start = time.perf_counter()
-            locality_order(W, min_docs=0)
+            order_seconds, order = common.timed(locality_order, W, min_docs=0)
             row = {"n": X.shape[0], "nnz": int(X.nnz), "graph_nnz": int(W.nnz),
-                   "order_seconds": time.perf_counter() - start,
-                   **bench(X, W, args.repeats, args.seed)}
+                   "order_seconds": order_seconds, **bench(X, W, order, args.repeats, args.seed)}
             record["sizes"].append(row)
             print(f"{row['n']:>9,} documents: " + ", ".join(
                 f"{name} {row[name]['given'] * 1e3:.1f} → {row[name]['locality'] * 1e3:.1f} ms "

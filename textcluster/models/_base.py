@@ -391,7 +391,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         if self.init != "custom" and (W is not None or H is not None):
             raise InvalidInputError("W and H are used only with init='custom'")
         if self.init == "custom":
-            return self._best_start([self._custom_factors(ctx, *in_fit_order(W, H, ctx))], ctx)
+            return self._best_start([self._custom_factors(ctx, in_fit_order(W, ctx), H)], ctx)
         if self.init == "lsa-kmeans":
             return self._best_start([self._lsa_start(ctx)], ctx)
         return self._best_start(self._random_starts(ctx), ctx)
@@ -490,12 +490,12 @@ class TermGraphFit(FactorizationModel):
         return self._fit_transform(X, y, W, H, graph=graph, term_graph=term_graph)
 
 
-def in_fit_order(W, H, ctx):
-    """The caller's start ``W`` (a row per document), ``H`` with ``W``'s rows in the fit's
-    document order (``W`` that has not a row per document is left for the family to refuse)."""
+def in_fit_order(W, ctx):
+    """The caller's start ``W`` (a row per document) with its rows in the fit's document order
+    (``W`` that has not a row per document is left for the family to refuse)."""
     if ctx.order is None or W is None or np.shape(W)[:1] != ctx.order.shape:
-        return W, H
-    return np.asarray(W)[ctx.order], H
+        return W
+    return np.asarray(W)[ctx.order]
 
 
 def check_custom_factor(name, array, shape, dtype):

@@ -237,7 +237,7 @@ class SelectsGraphStrength:
         the caller's ``W``, ``H``; no iteration), then along ``LAM_PATH`` warm-started from it,
         at most ``max_iter`` iterations at each λ."""
         if self.init == "custom":
-            factors, start = self._custom_factors(ctx, *in_fit_order(W, H, ctx)), "custom"
+            factors, start = self._custom_factors(ctx, in_fit_order(W, ctx), H), "custom"
         else:
             factors, start = self._lsa_start(ctx), "lsa-kmeans"
         history = [self._objective(factors, self._at_strength(ctx, 0.0))]
