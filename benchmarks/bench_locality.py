@@ -7,7 +7,7 @@ copies with words dropped beyond 97,947). At each size: the tf-idf rows, the def
 (5 neighbours, binary weights; NN-descent from 80,000 documents) and k = 20 random factors; then,
 interleaved, one multiplicative GNMF iteration as ``GNMF._update`` runs it
 (``multiplicative_step``: ``Xᵀ V`` and ``X U`` with their updates in two threads; then ``W V``
-and the graph term in float64, kept for the next iteration) and each of its three sparse
+and the graph term in one pass over the edges, kept for the next iteration) and each of its three sparse
 products alone, in both orders. Medians; ratio = time in locality order / time in the given
 order.
 
@@ -28,8 +28,8 @@ from bench_scale import write_corpus
 
 from textcluster import graph as graphs
 from textcluster.corpora import Corpus
-from textcluster.models._linalg import SparseOperator, locality_order
-from textcluster.models.nmf import graph_term, multiplicative_step
+from textcluster.models._linalg import SparseOperator, graph_products, locality_order
+from textcluster.models.nmf import multiplicative_step
 from textcluster.pipeline import represent
 
 K = 20
@@ -47,19 +47,19 @@ def documents(texts, sources, n, seed, work_dir):
 def contenders(X, W, seed):
     """Timed callables of one iteration and of each product, on ``X`` and ``W`` as given."""
     rng = np.random.default_rng(seed)
-    op, W64 = SparseOperator(X), SparseOperator(W.astype(np.float64))
+    op = SparseOperator(X)
     degree = np.asarray(W.sum(axis=1)).ravel()
     U = rng.random((X.shape[1], K)).astype(X.dtype)
     V = rng.random((X.shape[0], K)).astype(X.dtype)
 
-    products = {"VtV": V.T @ V, "WV": W64.dot(V.astype(np.float64)).astype(V.dtype)}
+    products = {"VtV": V.T @ V, "WV": graph_products(W, V, degree)[1]}
 
     def iteration():  # as GNMF._update: VᵀV and W V of the new V serve the next iteration
         multiplicative_step(op, U, V, 1.0, W, degree, products["VtV"], products["WV"])
-        _, WV = graph_term(V, W64, degree)
-        products.update(VtV=V.T @ V, WV=WV.astype(V.dtype))
+        graph_products(W, V, degree, out=products["WV"])
+        products["VtV"] = V.T @ V
 
-    return {"iteration": iteration, "W V": lambda: W64.dot(V.astype(np.float64)),
+    return {"iteration": iteration, "W V": lambda: graph_products(W, V, degree),
             "Xᵀ V": lambda: op.tdot(V), "X U": lambda: op.dot(U)}
 
 

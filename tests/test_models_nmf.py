@@ -9,8 +9,8 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
-from textcluster.models._linalg import SparseOperator
-from textcluster.models.nmf import graph_term, unit_basis_step, update_basis, update_documents
+from textcluster.models._linalg import SparseOperator, graph_products
+from textcluster.models.nmf import unit_basis_step, update_basis, update_documents
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -38,10 +38,12 @@ def test_updates_match_the_dense_formulas():
     np.testing.assert_allclose(V, V_ref)
 
 
-def test_fused_step_equals_the_separate_updates():
-    from textcluster.models._linalg import SparseOperator
+@pytest.mark.parametrize("chunk_rows", [8192, 7])
+def test_fused_step_equals_the_separate_updates(monkeypatch, chunk_rows):
+    from textcluster.models import _linalg
     from textcluster.models.nmf import multiplicative_step
 
+    monkeypatch.setattr(_linalg, "ROWWISE_ROWS", chunk_rows)  # the update in chunks of rows
     rng = np.random.default_rng(1)
     X = sp.random(300, 120, density=0.1, random_state=1, format="csr")
     W = graphs.knn_graph(X, n_neighbors=4)
@@ -67,13 +69,19 @@ def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scali
     assert np.all(np.diff(history) <= 1e-6 * history[1:])
 
 
-def test_graph_term_in_threads_equals_the_one_product():
+@pytest.mark.parametrize("threads", ["1", "3"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_graph_products_are_the_float64_product(monkeypatch, threads, dtype):
+    # the compiled pass over the edges: W V as SciPy's float64 product rounded to V's dtype, bit
+    # for bit, in any number of threads; the trace to float64 rounding, into a given array too
+    monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
     X, _ = planted_corpus(seed=3)
     W = graphs.knn_graph(X, 5)
-    V = np.random.default_rng(0).random((X.shape[0], 4)).astype(np.float32)
-    smoothness, WV = graph_term(V, SparseOperator(W.astype(np.float64), threads=3), W.sum(1).A1)
+    V = np.random.default_rng(0).random((X.shape[0], 4)).astype(dtype)
+    out = np.empty_like(V)
+    smoothness, WV = graph_products(W, V, W.sum(1).A1, out=out)
     V64 = V.astype(np.float64)
-    assert WV.dtype == np.float64 and np.array_equal(WV, W @ V64)
+    assert WV is out and np.array_equal(WV, (W.astype(np.float64) @ V64).astype(dtype))
     assert smoothness == pytest.approx(np.trace(V64.T @ (graphs.laplacian(W) @ V64)), rel=1e-12)
 
 

@@ -194,6 +194,15 @@ def _copied(value: Any) -> Any:
     return value.copy() if hasattr(value, "copy") else value
 
 
+def kept_copy(array: np.ndarray, buffer: np.ndarray | None) -> np.ndarray:
+    """A copy of ``array`` in ``buffer`` when it has the same shape and dtype (a fit's loop
+    keeps its n × k arrays instead of allocating them again each iteration)."""
+    if buffer is None or buffer.shape != array.shape or buffer.dtype != array.dtype:
+        return array.copy()
+    np.copyto(buffer, array)
+    return buffer
+
+
 def extend(instance: Any, cls: type[DataclassT], **more: Any) -> DataclassT:
     """The dataclass ``cls`` (which extends ``type(instance)``) with ``instance``'s fields
     (the same objects, not copies) and the fields ``more``."""

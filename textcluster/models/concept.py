@@ -42,13 +42,14 @@ import scipy.sparse as sp
 from .. import graph as graphs
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE
-from ._base import EPS, Factors, Seed, extend, shared_parameters
+from ._base import EPS, Factors, Seed, extend, kept_copy, shared_parameters
 from ._kernel import (KernelContext, custom_concept_start, kernel_context, kernel_fit_error,
                       normalize_concepts)
+from ._linalg import graph_products
 from .baselines import LSIKMeans
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
-    NCWWeighting, WeightedGraphAttachment, graph_term, ncw_weighted, update_documents)
+    NCWWeighting, WeightedGraphAttachment, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
 
@@ -333,11 +334,11 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         return 100.0 if self.scaling == "cai" else None
 
     def _graph_term(self, V, ctx):
-        return ctx.lam * graph_term(V, ctx.W_products, ctx.degree)[0]
+        return ctx.lam * graph_products(ctx.W, V, ctx.degree)[0]
 
     def _update_documents(self, factors, ctx, AtKA):
         V = factors.V
-        factors.seen = V.copy()
+        factors.seen = kept_copy(V, factors.seen)
         update_documents(V, factors.KA, AtKA, ctx.lam, ctx.W @ V, ctx.degree)
 
 

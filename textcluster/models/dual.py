@@ -20,10 +20,10 @@ from .. import graph as graphs
 from .._compat import Interval
 from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
-                    TermGraphFit, check_custom_factor, extend, shared_parameters)
-from ._linalg import SparseOperator
+                    TermGraphFit, check_custom_factor, extend, kept_copy, shared_parameters)
+from ._linalg import SparseOperator, graph_products
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
-from .nmf import (GNMF, GraphContext, fit_scale, graph_term, normalize_basis, reconstruction_error,
+from .nmf import (GNMF, GraphContext, fit_scale, normalize_basis, reconstruction_error,
                   unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,
@@ -178,11 +178,11 @@ class ANMF(TermGraphFit, GNMF):
     def _term_graph_term(self, U, ctx):
         if ctx.mu == 0:
             return 0.0
-        return ctx.mu * graph_term(U, ctx.Wt, ctx.term_degree)[0]
+        return ctx.mu * graph_products(ctx.Wt, U, ctx.term_degree)[0]
 
     def _update(self, factors, ctx):
         U, V, X, mu = factors.U, factors.V, ctx.X, ctx.mu
-        factors.seen = V.copy()
+        factors.seen = kept_copy(V, factors.seen)
         if self.scaling == "unit-basis":
             term_graph = (mu, ctx.Wt, ctx.term_degree) if mu else None
             unit_basis_step(U, X.tdot(V), V.T @ V, term_graph)
@@ -212,7 +212,7 @@ class GraphTerm:
 
     def value(self, F: np.ndarray) -> float:
         """``α tr(Fᵀ L F)``."""
-        return self.alpha * graph_term(F, self.W, self.degree)[0] if self.alpha else 0.0
+        return self.alpha * graph_products(self.W, F, self.degree)[0] if self.alpha else 0.0
 
 
 @dataclass(kw_only=True)

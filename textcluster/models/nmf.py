@@ -20,9 +20,10 @@ from .. import graph as graphs
 from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (EPS, Context, Factors, FactorizationModel, Seed, check_custom_factor, extend,
-                    shared_parameters)
+                    kept_copy, shared_parameters)
 from ._codes import basis_codes
-from ._linalg import SparseOperator, locality_order, sphere_quadratic, sphere_value
+from ._linalg import (SparseOperator, graph_products, locality_order, sphere_quadratic,
+                      sphere_value)
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
@@ -172,20 +173,6 @@ def normalize_basis(U, V):
     U /= norms
     V *= norms
     return norms
-
-
-def graph_smoothness(V, WV, degree):
-    """Per factor ``v_kᵀ L v_k`` with ``L = D − W``."""
-    return np.einsum("ij,ij->j", V, degree[:, None] * V - WV)
-
-
-def graph_term(V, W, degree):
-    """``tr(Vᵀ L V)`` and ``W V``, both in float64: when a graph term dominates an objective,
-    ``D V − W V`` cancels to rounding noise in float32 (a recorded GNMF objective then rose
-    by up to 67%, measured). ``W``: a sparse matrix, or a :class:`SparseOperator` of one."""
-    V64 = V.astype(np.float64)
-    WV = W.dot(V64)
-    return float(graph_smoothness(V64, WV, degree).sum()), WV
 
 
 # -- what NMF's and CF's models share --------------------------------------------------------
@@ -527,19 +514,20 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     def _graph_term(self, V, ctx):
         return self._graph_products(V, ctx)[1]
 
-    def _graph_products(self, V, ctx):
-        """``W V`` and ``λ tr(Vᵀ L V)`` (float64, see :func:`graph_term`)."""
-        smoothness, WV = graph_term(V, ctx.W_products, ctx.degree)
+    def _graph_products(self, V, ctx, out=None):
+        """``W V`` (in ``out`` when given) and ``λ tr(Vᵀ L V)`` (:func:`graph_products`)."""
+        smoothness, WV = graph_products(ctx.W, V, ctx.degree, out)
         return WV, ctx.lam * smoothness
 
     def _update(self, factors, ctx):
-        # VᵀV and W V of the new V serve the objective now and the next update
+        # VᵀV and W V of the new V serve the objective now and the next update (which writes
+        # its W V and the V it saw into the arrays of the last one)
         U, V, W, degree = factors.U, factors.V, ctx.W, ctx.degree
-        factors.seen = V.copy()
+        factors.seen = kept_copy(V, factors.seen)
         XU, UtU = multiplicative_step(ctx.X, U, V, ctx.lam, W, degree, VtV=factors.VtV,
                                       WV=factors.WV, unit_basis=self.scaling == "unit-basis")
-        WV, graph_term = self._graph_products(V, ctx)
-        factors.VtV, factors.WV = V.T @ V, WV.astype(V.dtype, copy=False)
+        factors.WV, graph_term = self._graph_products(V, ctx, out=factors.WV)
+        factors.VtV = V.T @ V
         return reconstruction_error(ctx.X_norm2, V, XU, UtU, factors.VtV) + graph_term
 
 

@@ -62,7 +62,6 @@ from ..assign import assign_clusters
 from ..graph import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
 from ._base import in_fit_order, run_updates
-from ._linalg import SparseOperator
 
 COHESION_TOLERANCE = 0.01
 MIN_STABILITY = 0.9
@@ -166,8 +165,7 @@ def choose(candidates, graph_led=None, stability=None, tolerance=COHESION_TOLERA
 def graph_fields(W, own_knn):
     """The fields of a :class:`GraphStrength` that follow from its document graph ``W``
     (``own_knn``: the kNN graph of the documents, not the caller's)."""
-    return {"W": W, "degree": np.asarray(W.sum(axis=1)).ravel(),
-            "W_products": SparseOperator(W.astype(np.float64)), "own_knn": own_knn}
+    return {"W": W, "degree": np.asarray(W.sum(axis=1)).ravel(), "own_knn": own_knn}
 
 
 @dataclass(kw_only=True)
@@ -178,8 +176,6 @@ class GraphStrength:
     """The document graph (n × n, sparse)."""
     degree: np.ndarray
     """Its degrees (row sums)."""
-    W_products: SparseOperator
-    """``W`` in float64, for products with dense factors on every core (:func:`graph_term`)."""
     own_knn: bool
     """``W`` is the documents' kNN graph (its held-out edges are their next neighbours), not
     a graph the caller gave."""
