@@ -64,3 +64,25 @@ def test_the_rule_of_a_row_does_not_depend_on_the_other_rows():
     rule = fit_assignment(rows, 3, "cosine", n_init=2, random_state=0)
     alone = np.concatenate([rule.predict(rows[i:i + 1]) for i in range(30)])
     np.testing.assert_array_equal(alone, rule.predict(rows))
+
+
+def test_restarts_on_a_sample_of_a_large_corpus_then_lloyd_on_all_rows(monkeypatch):
+    # beyond KMEANS_SAMPLE_ROWS the restarts see a sample; the centroids are then refined on
+    # every row: Lloyd's fixed point of all rows, at an inertia as low as the full restarts'
+    from textcluster import assign
+
+    rng = np.random.default_rng(3)
+    centres = rng.random((6, 5)) * 4
+    truth = rng.integers(0, 6, 3000)
+    rows = centres[truth] + rng.normal(scale=0.6, size=(3000, 5))
+    full = fit_assignment(rows, 6, n_init=10, random_state=0)
+    monkeypatch.setattr(assign, "KMEANS_SAMPLE_ROWS", 300)
+    sampled = fit_assignment(rows, 6, n_init=10, random_state=0)
+    labels = sampled.predict(rows)
+    means = np.vstack([rows[labels == c].mean(axis=0) for c in range(6)])
+    np.testing.assert_allclose(sampled.centers, means, atol=1e-3)  # refined on all rows
+
+    def inertia(rule):
+        return float(((rows - rule.centers[rule.predict(rows)]) ** 2).sum())
+
+    assert inertia(sampled) <= 1.001 * inertia(full)

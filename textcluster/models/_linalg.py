@@ -135,9 +135,9 @@ def _graph_rows(indptr, indices, data, V, degree, WV, start, stop):
     for i in range(start, stop):
         row[:] = 0.0
         for e in range(indptr[i], indptr[i + 1]):
-            weight = np.float64(data[e])
+            j, weight = indices[e], np.float64(data[e])
             for c in range(k):
-                row[c] += weight * np.float64(V[indices[e], c])
+                row[c] += weight * np.float64(V[j, c])
         for c in range(k):
             value = np.float64(V[i, c])
             total += value * (degree[i] * value - row[c])

@@ -258,10 +258,10 @@ def score(truth: np.ndarray | None, predicted: np.ndarray,
     """The metrics of a clustering; with ``y`` (the labels a semi-supervised model saw), also on
     the unlabelled documents only (suffix ``_unlabeled``). Without class labels only the
     sizes."""
-    metrics = {"n_docs": int(len(predicted)), "n_clusters": int(len(np.unique(predicted)))}
+    metrics = {"n_docs": int(len(predicted)), "n_clusters": len(pd.unique(predicted))}
     if truth is None:
         return metrics
-    metrics["n_classes"] = int(len(np.unique(truth)))
+    metrics["n_classes"] = len(pd.unique(truth))
     if y is None:
         return {**metrics, **evaluate(truth, predicted)}
     split = evaluate_split(truth, predicted, y)
