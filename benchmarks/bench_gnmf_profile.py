@@ -26,7 +26,6 @@ summary and machine information.
 from dataclasses import fields, replace
 
 import numpy as np
-import scipy.sparse as sp
 import _common as common
 from sklearn.utils.extmath import safe_sparse_dot
 
@@ -181,8 +180,8 @@ class _TimedOperand:
 PHASE_NAMES = {"update_basis": "U update", "update_documents": "V update",
                "multiplicative_step": "U and V updates", "unit_basis_step": "U update",
                "reconstruction_error": "objective", "_graph_term": "objective",
-               "graph_term": "objective", "_objective": "objective",
-               "graph_smoothness": "graph smoothness vᵀLv", "normalize_basis": "normalize basis"}
+               "_graph_products": "graph term W V and vᵀLv", "_objective": "objective",
+               "normalize_basis": "normalize basis"}
 
 
 def _phase_wrapper(name, fn):
@@ -206,14 +205,14 @@ def instrumented_update(model, factors, ctx, probe):
                                         for f in fields(factors)})
     timed_ctx = replace(ctx, **{
         f.name: _TimedOperand(getattr(ctx, f.name), f.name) for f in fields(ctx)
-        if sp.issparse(getattr(ctx, f.name))
-        or isinstance(getattr(ctx, f.name), _linalg.SparseOperator)})
+        if isinstance(getattr(ctx, f.name), _linalg.SparseOperator)})
     patched_functions = {
         name: fn for name, fn in vars(nmf_module).items()
         if callable(fn) and getattr(fn, "__module__", None) == nmf_module.__name__
         and not isinstance(fn, type)
     }
-    patched_methods = [name for name in ("_graph_term", "_objective") if hasattr(model, name)]
+    patched_methods = [name for name in ("_graph_term", "_graph_products", "_objective")
+                       if hasattr(model, name)]
     TimedArray.probe = probe
     try:
         for name, fn in patched_functions.items():

@@ -13,8 +13,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+import pandas as pd
 import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import mutual_info_score
 
 from ._errors import InvalidInputError
@@ -52,21 +53,17 @@ def _encode(labels, name):
             f"{name} must be a 1-D sequence of labels, got {type(labels).__name__} "
             f"with shape {np.shape(labels)}; pass one label per document"
         )
-    values = labels if isinstance(labels, np.ndarray) else list(labels)
-    if isinstance(values, np.ndarray) and values.dtype.kind in "biufUS":
-        return np.unique(values, return_inverse=True)[1].ravel()
+    values = labels if isinstance(labels, np.ndarray) else pd.Series(list(labels), dtype=object)
     try:
-        try:
-            uniques = sorted(set(values))
+        try:  # hashing, in O(n): codes in sorted order of the distinct labels
+            return pd.factorize(values, sort=True, use_na_sentinel=False)[0]
         except TypeError:  # hashable but not mutually orderable, e.g. mixed int and str
-            uniques = list(dict.fromkeys(values))
+            return pd.factorize(values, sort=False, use_na_sentinel=False)[0]
     except TypeError:  # unhashable elements such as lists: not a 1-D sequence of labels
         raise InvalidInputError(
             f"{name} must be a 1-D sequence of hashable labels; an element is "
             f"{type(values[0]).__name__}; flatten it or pass one label per document"
         ) from None
-    index = {label: code for code, label in enumerate(uniques)}
-    return np.fromiter((index[v] for v in values), dtype=np.intp, count=len(values))
 
 
 def _check_labels(labels_true, labels_pred):
@@ -84,7 +81,7 @@ def _check_labels(labels_true, labels_pred):
 
 
 def _table(true, pred):
-    """``C`` (clusters × classes) of the integer codes, in O(n)."""
+    """``C`` (clusters × classes) of the integer codes, in O(n) (no sort)."""
     classes = int(true.max()) + 1
     counts = np.bincount(pred * classes + true, minlength=(int(pred.max()) + 1) * classes)
     return counts.reshape(-1, classes)
@@ -136,8 +133,8 @@ def _label_entropy(sizes):
 
 
 def _pairs(C):
-    """Document pairs ``(together in both, apart in both, together in one only)`` (Python ints:
-    no overflow)."""
+    """Ordered document pairs ``(together in both, apart in both, (together in the clusters
+    only, together in the classes only))``, as Python ints (no overflow)."""
     n, squares = int(C.sum()), int(np.square(C, dtype=np.int64).sum())
     cluster_sizes, class_sizes = C.sum(axis=1), C.sum(axis=0)
     in_cluster_only = int(np.square(cluster_sizes, dtype=np.int64).sum()) - squares
@@ -197,8 +194,8 @@ def nmi(labels_true: Labels, labels_pred: Labels, average_method: str = "max") -
     """Normalized mutual information = MI(C, C') / avg(H(C), H(C')), in [0, 1]; higher is better.
 
     ``average_method`` is "max" (the papers' and Deng Cai's definition, the default), "arithmetic"
-    (scikit-learn's default), "geometric" (Strehl & Ghosh 2002) or "min". Computed by
-    :func:`sklearn.metrics.normalized_mutual_info_score` does it.
+    (scikit-learn's default), "geometric" (Strehl & Ghosh 2002) or "min". As
+    :func:`sklearn.metrics.normalized_mutual_info_score`, from the contingency table.
     """
     if average_method not in NMI_AVERAGE_METHODS:
         raise InvalidInputError(

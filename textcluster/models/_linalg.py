@@ -92,8 +92,8 @@ def locality_order(W, min_docs: int | None = None) -> np.ndarray | None:
 
 
 def _apply(out, rowwise, offset=0):
-    """``rowwise(start, stop, rows)`` on ``out`` (rows ``offset`` on of the whole result), a
-    chunk of ``ROWWISE_ROWS`` rows at a time."""
+    """``rowwise(start, stop, rows)`` on ``out``, the result's rows from ``offset`` on, a chunk
+    of ``ROWWISE_ROWS`` rows at a time."""
     if rowwise is not None:
         for a in range(0, out.shape[0], ROWWISE_ROWS):
             b = min(a + ROWWISE_ROWS, out.shape[0])
@@ -121,7 +121,7 @@ def graph_products(W, V, degree, out=None) -> tuple[float, np.ndarray]:
         return _graph_rows(W.indptr, W.indices, W.data, V, degree, out, *bounds)
 
     spans = list(zip(cuts[:-1], cuts[1:]))
-    sums = [block(spans[0])] if len(spans) == 1 else thread_pool(len(spans)).map(block, spans)
+    sums = map(block, spans) if len(spans) < 2 else thread_pool(len(spans)).map(block, spans)
     return float(sum(sums)), out
 
 
