@@ -9,7 +9,7 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
-from textcluster.models._linalg import SparseOperator, graph_products
+from textcluster.models._linalg import SparseOperator, column_major, graph_products
 from textcluster.models.nmf import unit_basis_step, update_basis, update_documents
 
 from ._planted import planted_corpus, poisson_tfidf
@@ -67,6 +67,13 @@ def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scali
     history = model.objective_history_
     assert history[0] > 1e6 * history[-1]  # the graph term dominated at the start
     assert np.all(np.diff(history) <= 1e-6 * history[1:])
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (257, 2), (1000, 7)])
+def test_column_major_copies_by_blocks(shape):
+    A = np.random.default_rng(0).random(shape).astype(np.float32)
+    B = column_major(A)
+    assert B.flags.f_contiguous and np.array_equal(A, B) and not np.shares_memory(A, B)
 
 
 @pytest.mark.parametrize("threads", ["1", "3"])

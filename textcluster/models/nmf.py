@@ -22,8 +22,8 @@ from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (EPS, Context, Factors, FactorizationModel, Seed, check_custom_factor, extend,
                     kept_copy, shared_parameters)
 from ._codes import basis_codes
-from ._linalg import (SparseOperator, graph_products, locality_order, sphere_quadratic,
-                      sphere_value)
+from ._linalg import (SparseOperator, column_major, graph_products, locality_order,
+                      sphere_quadratic, sphere_value)
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
@@ -116,7 +116,7 @@ def unit_basis_step(U, XtV, VtV, term_graph=None):
 
     The steps read and write whole columns: they run on column-major copies (a column of a
     row-major m × k array is strided over all of it), 6–8× faster on TDT2's 36,093 terms."""
-    columns, residuals = np.asfortranarray(U), np.asfortranarray(XtV)
+    columns, residuals = column_major(U), column_major(XtV)
     _unit_columns(columns, residuals, VtV, term_graph)
     U[...] = columns
 
