@@ -57,6 +57,24 @@ def growth_lines(record):
     return lines
 
 
+def span_lines(record, first=100_000, last=1_000_000):
+    """Each stage's exponent from ``first`` to ``last`` documents, every stage included."""
+    stages = recorded_stages(record)
+    sizes = {size["n"]: size["runs"] for size in record["sizes"]}
+    lines = ["| model | " + " | ".join(stages) + " | total |",
+             "|---|" + "---|" * (len(stages) + 1)]
+    for model in record["models"]:
+        a, b = (sizes.get(n, {}).get(model, {}) for n in (first, last))
+        if not (a.get("finished") and b.get("finished")):
+            continue
+        exponent = {s: np.log(b["stages"][s] / a["stages"][s]) / np.log(last / first)
+                    for s in stages if a["stages"].get(s) and b["stages"].get(s)}
+        exponent["total"] = np.log(b["seconds"] / a["seconds"]) / np.log(last / first)
+        lines.append(f"| {model} | " + " | ".join(
+            f"{exponent[s]:.2f}" if s in exponent else "–" for s in (*stages, "total")) + " |")
+    return lines
+
+
 def plot(record, path):
     stages = recorded_stages(record)
     models = record["models"]
@@ -110,6 +128,10 @@ def main():
         "100 k to 1 M is e ≈ 1.08; stages under half a second are left out):",
         "",
         *growth_lines(record),
+        "",
+        "From 100,000 to 1,000,000 documents, every stage (n log n: 1.08):",
+        "",
+        *span_lines(record),
         "",
         "![time of each stage against the number of documents](growth.png)",
         "",
