@@ -22,7 +22,6 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
 
 import textcluster
-import textcluster
 
 CORPUS = "tdt2"
 
