@@ -7,8 +7,8 @@ copies with words dropped beyond 97,947). At each size: the tf-idf rows, the def
 (5 neighbours, binary weights; NN-descent from 80,000 documents) and k = 20 random factors; then,
 interleaved, one multiplicative GNMF iteration as ``GNMF._update`` runs it
 (``multiplicative_step``: ``Xᵀ V`` and ``X U`` with their updates in two threads; then ``W V``
-and the graph term in one pass over the edges, kept for the next iteration) and each of its three sparse
-products alone, in both orders. Medians; ratio = time in locality order / time in the given
+and the graph term in one pass over the edges, kept for the next iteration) and each of its
+three sparse products alone, in both orders. Medians; ratio = time in locality order / time in the given
 order.
 
     python benchmarks/bench_locality.py --sizes 30000,100000,300000 --json locality.json
