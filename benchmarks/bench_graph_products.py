@@ -70,12 +70,11 @@ def main():
     record = {"benchmark": "graph_products", "k": K, "machine": machine, "rows": []}
     _, texts, sources = pool_texts(str(data_dir))
     with tempfile.TemporaryDirectory() as work_dir, threadpool_limits(1, user_api="blas"):
-        inputs = [("tdt2", lambda: common.load_tfidf("tdt2", data_dir))] + [
+        inputs = [("tdt2", lambda: common.load_tfidf("tdt2", data_dir)[0])] + [
             (f"scale-{n}", lambda n=n: documents(texts, sources, n, args.seed, work_dir))
             for n in map(int, args.sizes.split(","))]
         for name, load in inputs:
             X = load()
-            X = X[0] if isinstance(X, tuple) else X
             log(f"{name}: {X.shape[0]} documents; building the kNN graph")
             row = bench(name, graphs.knn_graph(X, 5), args.repeats, args.seed)
             record["rows"].append(row)

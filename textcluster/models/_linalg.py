@@ -114,14 +114,11 @@ def graph_products(W, V, degree, out=None) -> tuple[float, np.ndarray]:
     V = np.ascontiguousarray(V)
     out = np.empty_like(V) if out is None else out
     degree = np.asarray(degree, dtype=np.float64)
-    parts = n_threads() if W.shape[0] >= 2 * n_threads() else 1
-    cuts = np.unique(np.r_[0, np.searchsorted(W.indptr, W.nnz * np.arange(1, parts) / parts),
-                           W.shape[0]])
 
     def block(bounds):
         return _graph_rows(W.indptr, W.indices, W.data, V, degree, out, *bounds)
 
-    spans = list(zip(cuts[:-1], cuts[1:]))
+    spans = _row_spans(W, n_threads())
     sums = map(block, spans) if len(spans) < 2 else thread_pool(len(spans)).map(block, spans)
     return float(sum(sums)), out
 
@@ -156,13 +153,19 @@ def column_major(A: np.ndarray, rows: int = 256) -> np.ndarray:
     return out.T
 
 
-def _row_blocks(A, parts):
-    """``[(start, stop, A[start:stop])]`` with about equal non-zeros per block."""
+def _row_spans(A, parts):
+    """``[(start, stop)]``: the rows of CSR ``A`` in at most ``parts`` blocks of about equal
+    non-zeros (one block when there are fewer than two rows per part)."""
     if parts <= 1 or A.shape[0] < 2 * parts:
-        return [(0, A.shape[0], A)]
+        return [(0, A.shape[0])]
     targets = A.indptr[-1] * np.arange(1, parts) / parts
     cuts = np.unique(np.r_[0, np.searchsorted(A.indptr, targets), A.shape[0]])
-    return [(a, b, A[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _row_blocks(A, parts):
+    """``[(start, stop, A[start:stop])]`` with about equal non-zeros per block."""
+    return [(a, b, A[a:b]) for a, b in _row_spans(A, parts)]
 
 
 def gram_matrix(X) -> np.ndarray:
