@@ -53,7 +53,7 @@ def test_mixed_layout_is_rejected(labelled):
 
 def test_empty_folder(tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(CorpusFormatError, match=r"no \*\.txt files in .*empty"):
+    with pytest.raises(CorpusFormatError, match=r"no \.txt files .* in .*empty.*folder is empty"):
         load_folder(tmp_path / "empty")
 
 
@@ -62,6 +62,29 @@ def test_folder_without_matching_files(tmp_path):
     write(tmp_path / "c" / "a" / "b" / "too-deep.txt")
     with pytest.raises(CorpusFormatError, match="no"):
         load_folder(tmp_path / "c")
+
+
+def test_files_without_an_extension_when_there_is_no_txt(tmp_path):
+    # the layout of 20 Newsgroups: <group>/<number>
+    for group, numbers in [("sci.space", ["60160", "60161"]), ("alt.atheism", ["49960"])]:
+        for number in numbers:
+            write(tmp_path / "news" / group / number, f"{group} post {number}")
+    write(tmp_path / "news" / "sci.space" / "notes.md")
+    corpus = load_folder(tmp_path / "news")
+    assert list(corpus.ids) == ["alt.atheism/49960", "sci.space/60160", "sci.space/60161"]
+    assert list(corpus.labels) == ["alt.atheism", "sci.space", "sci.space"]
+    assert corpus.texts[0] == "alt.atheism post 49960"
+    assert corpus.metadata["pattern"] == "no extension"
+    write(tmp_path / "news" / "sci.space" / "extra.txt", "a text file")  # .txt files first
+    assert list(load_folder(tmp_path / "news").ids) == ["sci.space/extra"]
+
+
+def test_documents_deeper_down_name_the_folders_to_give(tmp_path):
+    for split in ("train", "test"):
+        write(tmp_path / "bydate" / split / "sci.space" / "60160", "post")
+    with pytest.raises(CorpusFormatError, match=r"deeper, in sub-folders of test, train: give "
+                                                r"the path of one of those folders"):
+        load_folder(tmp_path / "bydate")
 
 
 def test_missing_folder(tmp_path):

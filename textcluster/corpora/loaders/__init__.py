@@ -128,12 +128,12 @@ def _bind(loader, **fixed):
     return bound
 
 
-def _folder_corpus_files(path, data_dir=None, pattern="*.txt", **_options):
+def _folder_corpus_files(path, data_dir=None, pattern=None, **_options):
     return load_folder.source_files(path, pattern=pattern)
 
 
 @reads(_folder_corpus_files)
-def _load_folder_corpus(path, data_dir=None, pattern="*.txt", min_class_size=None, top=None):
+def _load_folder_corpus(path, data_dir=None, pattern=None, min_class_size=None, top=None):
     return load_folder(path, pattern=pattern, min_class_size=min_class_size, top=top)
 
 

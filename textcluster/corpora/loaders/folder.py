@@ -1,7 +1,9 @@
 """A folder of plain-text documents: one ``.txt`` file per document.
 
 ``corpus/<class>/<doc>.txt`` gives labelled documents (the sub-folder is the class);
-``corpus/<doc>.txt`` gives unlabelled ones. Files are read as UTF-8; a file that is not valid
+``corpus/<doc>.txt`` gives unlabelled ones. A folder without ``.txt`` files is read from its
+files without an extension instead, the layout of 20 Newsgroups (``<group>/<number>``);
+``pattern`` chooses other files. Files are read as UTF-8; a file that is not valid
 UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
 in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
 are skipped. A folder without matching files is an error that says what the folder holds
@@ -19,20 +21,23 @@ from ._paths import StrPath
 from .table import table_format
 
 
-def folder_files(path: StrPath, pattern: str = "*.txt", **_options: object) -> list[Path]:
+def folder_files(path: StrPath, pattern: str | None = None, **_options: object) -> list[Path]:
     """The files :func:`load_folder` reads: those matching ``pattern`` at the top of ``path``
-    and in its sub-folders (one level), hidden ones left out."""
-    if not isinstance(pattern, str) or not pattern:
+    and in its sub-folders (one level), hidden ones left out; by default (None) the ``.txt``
+    files, or where there are none the files without an extension."""
+    if pattern is not None and (not isinstance(pattern, str) or not pattern):
         raise InvalidInputError(f"pattern must be a file-name pattern such as '*.txt', got "
                                 f"{pattern!r}")
     root = Path(path)
     if not root.is_dir():
         raise DataNotFoundError(f"corpus folder {root} does not exist or is not a folder")
-    return sorted({*_documents(root, pattern), *_documents(root, f"*/{pattern}")})
+    if pattern is not None:
+        return _two_levels(root, pattern)
+    return _two_levels(root, "*.txt") or [p for p in _two_levels(root, "*") if not p.suffix]
 
 
 @reads(folder_files)
-def load_folder(path: StrPath, pattern: str = "*.txt", min_class_size: int | None = None,
+def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int | None = None,
                 top: int | None = None) -> Corpus:
     """Load the documents under ``path`` (see the module docstring)."""
     root = Path(path)
@@ -44,7 +49,9 @@ def load_folder(path: StrPath, pattern: str = "*.txt", min_class_size: int | Non
             f"document in a class sub-folder (labelled) or all at the top level (unlabelled)"
         )
     if not files:
-        raise CorpusFormatError(f"no {pattern} files in {root} or its sub-folders"
+        wanted = (f"{pattern} files" if pattern else ".txt files (nor files without an "
+                  "extension)")
+        raise CorpusFormatError(f"no {wanted} in {root} or its sub-folders"
                                 f"{_other_files_hint(root)}")
     texts, fallback = zip(*(_read_text(p) for p in files))
     corpus = Corpus(
@@ -52,10 +59,16 @@ def load_folder(path: StrPath, pattern: str = "*.txt", min_class_size: int | Non
         ids=np.array([p.relative_to(root).with_suffix("").as_posix() for p in files]),
         labels=np.array([p.parent.name for p in files]) if nested else None,
         texts=list(texts),
-        metadata={"source": str(root), "pattern": pattern,
+        metadata={"source": str(root), "pattern": pattern or ("*.txt" if files[0].suffix
+                                                              else "no extension"),
                   "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f]},
     )
     return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+def _two_levels(root, pattern):
+    """Files matching ``pattern`` at the top of ``root`` and in its sub-folders, sorted."""
+    return sorted({*_documents(root, pattern), *_documents(root, f"*/{pattern}")})
 
 
 def _documents(root, pattern):
@@ -66,12 +79,19 @@ def _documents(root, pattern):
 
 
 def _other_files_hint(root):
-    """A hint for a folder holding tables or other documents instead of ``.txt`` files."""
+    """A hint for a folder holding tables, documents deeper down or other files instead."""
     tables = sorted(p.name for p in root.iterdir() if p.is_file() and table_format(p.name))
     if tables:
         return (f"; it holds {', '.join(tables[:3])}{' …' if len(tables) > 3 else ''}: give "
                 f"the path of a table file to load its rows as documents")
-    suffixes = sorted({p.suffix for p in root.rglob("*") if p.is_file() and p.suffix})
+    files = [p for p in root.rglob("*") if p.is_file()
+             and not any(part.startswith(".") for part in p.relative_to(root).parts)]
+    deep = sorted({p.relative_to(root).parts[0] for p in files
+                   if len(p.relative_to(root).parts) > 2})
+    if deep:
+        return (f"; its documents lie deeper, in sub-folders of {', '.join(deep[:3])}"
+                f"{' …' if len(deep) > 3 else ''}: give the path of one of those folders")
+    suffixes = sorted({p.suffix for p in files if p.suffix})
     if suffixes:
         return (f"; it holds {', '.join(suffixes[:5])} files: choose them with --set "
                 f"pattern='*{suffixes[0]}'")
