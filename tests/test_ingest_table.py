@@ -61,9 +61,31 @@ def test_named_columns_and_no_labels(tmp_path):
     path = write_rows(tmp_path / "named.csv", rows)
     corpus = load_table(path, text_column="body", label_column="topic", id_column="key")
     assert corpus.ids[0] == "d1x" and corpus.labels[1] == "sports"
-    unlabelled = load_table(path, text_column="body")
+    unlabelled = load_table(path, label_column="none")  # the texts found by their name
     assert unlabelled.labels is None and unlabelled.ids.tolist() == ["0", "1", "2", "3"]
+    assert unlabelled.texts == corpus.texts
     assert load_table(write_rows(tmp_path / "a.csv"), label_column="none").labels is None
+
+
+def test_auto_columns_by_name_in_any_case(tmp_path):
+    # Kaggle's BBC News layout: ArticleId, Text, Category
+    rows = [{"ArticleId": i + 10, "Text": r["text"], "Category": r["label"]}
+            for i, r in enumerate(ROWS)]
+    corpus = load_table(write_rows(tmp_path / "bbc.csv", rows))
+    assert corpus.texts[0] == "Rocket launch to orbit" and corpus.labels[1] == "sports"
+    assert corpus.ids.tolist() == ["10", "11", "12", "13"]
+    assert {k: corpus.metadata[k] for k in ("text_column", "label_column", "id_column")} == {
+        "text_column": "Text", "label_column": "Category", "id_column": "ArticleId"}
+    # "text" before a column named like it; "label" before one named like a class
+    rows = [{"text": r["text"], "body": "other", "label": r["label"], "topic": "x"} for r in ROWS]
+    corpus = load_table(write_rows(tmp_path / "both.csv", rows))
+    assert corpus.texts[0] == "Rocket launch to orbit" and corpus.labels[0] == "space"
+    # two columns named like a text: the table must name its own; two like a class: no labels
+    rows = [{"body": r["text"], "content": "x", "class": r["label"], "topic": "y"} for r in ROWS]
+    path = write_rows(tmp_path / "two.csv", rows)
+    with pytest.raises(InvalidInputError, match="no text column .*or it has two.*body, content"):
+        load_table(path)
+    assert load_table(path, text_column="body").labels is None
 
 
 def test_missing_column_lists_the_columns(tmp_path):
@@ -166,6 +188,13 @@ def test_hf_class_label_names(tmp_path):
                          cache_dir=str(tmp_path / "c"))
     # Parquet keeps the ClassLabel feature in its schema metadata
     assert corpus.labels.tolist() == ["pos", "neg", "pos"]
+
+
+def test_hf_auto_columns(tmp_path):
+    path = write_rows(tmp_path / "named.jsonl", [{"Body": r["text"], "topic": r["label"]}
+                                                   for r in ROWS])
+    corpus = load_corpus("hf:json", data_files=str(path), cache_dir=str(tmp_path / "c"))
+    assert corpus.texts[1] == "Penalty in the last minute" and corpus.labels[1] == "sports"
 
 
 def test_hf_errors(jsonl_file, tmp_path):

@@ -32,9 +32,10 @@ def run(data: Any, model: str = "gnmf", k: int | None = None, seed: int = 0,
     data : str, path, list of str, pandas.DataFrame, datasets.Dataset or Corpus
         A corpus name (``tdt2``, ``reuters``, ``citeulike-t:tags``, ``hf:NAME``, ...) or the
         path of a table file or of a folder of ``.txt`` files; or documents in memory: a list
-        of texts, a DataFrame or Hugging Face Dataset with a ``text`` column (and optional
-        ``label`` and id columns, read as :meth:`Corpus.from_pandas` reads them; name other
-        columns with ``settings={"text_column": ...}``), or a :class:`Corpus`.
+        of texts, a DataFrame or Hugging Face Dataset with a ``text`` column (or one named
+        like it, ``body``, ``content``, …; and optional label and id columns, read as
+        :meth:`Corpus.from_pandas` reads them; name other columns with
+        ``settings={"text_column": ...}``), or a :class:`Corpus`.
     model : str
         A model name (``textcluster models`` lists them).
     k : int, optional

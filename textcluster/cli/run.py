@@ -115,9 +115,11 @@ def format_table(result):
     lines = [f"corpus {result.corpus.name}: {m['n_docs']} documents, "
              f"{result.X.shape[1]} terms, {m['n_clusters']} clusters",
              f"model {result.job.model}"]
-    id_column = result.corpus.metadata.get("id_column")
-    if id_column:
-        lines.append(f"document ids from the column {id_column!r}")
+    meta = result.corpus.metadata
+    for key, what, usual in (("text_column", "texts", "text"), ("label_column", "classes", "label"),
+                             ("id_column", "document ids", None)):
+        if meta.get(key) not in (None, usual):
+            lines.append(f"{what} from the column {meta[key]!r}")
     if "nmi" not in m:
         lines.append("no class labels: purity, entropy, NMI, accuracy and ARI need labels")
     unlabelled = [f"{name}_unlabeled" for name in METRIC_ROWS]

@@ -170,14 +170,15 @@ class Corpus:
         return self.subset(np.isin(self.labels, keep))
 
     @classmethod
-    def from_pandas(cls, frame: pd.DataFrame, name: str = "dataframe", text_column: str = "text",
+    def from_pandas(cls, frame: pd.DataFrame, name: str = "dataframe", text_column: str = "auto",
                     label_column: str | None = "auto", id_column: str | None = "auto",
                     date_column: str | None = "auto") -> "Corpus":
         """A text corpus from a DataFrame with one row per document, read as a table file is
-        (:func:`textcluster.corpora.loaders.table.load_table`): ``text_column``, an optional
-        ``label_column`` (``"auto"``: a column named ``label``) and ``id_column`` (``"auto"``:
-        ``id`` or the one unique column named like ``*id``, else the row numbers) and
-        ``date_column`` (``"auto"``: a column named ``date``)."""
+        (:func:`textcluster.corpora.loaders.table.load_table`): ``text_column`` (``"auto"``:
+        ``text`` or a column named like it, ``body``, ``content``, …), an optional
+        ``label_column`` (``"auto"``: ``label`` or a column named like it, ``category``, …),
+        ``id_column`` (``"auto"``: ``id`` or the one unique column named like ``*id``, else the
+        row numbers) and ``date_column`` (``"auto"``: a column named ``date``)."""
         from .loaders.table import frame_corpus
 
         return frame_corpus(frame, name, f"DataFrame {name!r}", text_column, label_column,

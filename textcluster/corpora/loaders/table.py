@@ -1,9 +1,13 @@
 """The user's own documents as a table: CSV, TSV, JSON Lines, JSON or Parquet (via pandas),
 or a Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
 
-One row per document: a text column (``text_column``, default ``"text"``), an optional label
-column and an optional id column. ``label_column="auto"`` (the default) uses a column named
-``label`` when there is one; ``None`` or ``"none"`` reads no labels; any other name must exist.
+One row per document: a text column, an optional label column and an optional id column.
+``text_column="auto"`` (the default) uses the column named ``text`` (in any case), else the one
+column named like a document's text (``TEXT_NAMES``: ``content``, ``body``, ``abstract``, …);
+``label_column="auto"`` (the default) uses the column named ``label``, else the one named like
+a class (``LABEL_NAMES``: ``category``, ``class``, ``topic``, ``target``), else reads no labels
+(a table with two such columns names its own); ``None`` or ``"none"`` reads no labels; any
+other name must exist.
 ``id_column="auto"`` uses a column named ``id``, else the one column named like an id
 (``ticket_id``, ``Doc ID``, ``DocID``) whose values are unique, else the row number;
 ``metadata["id_column"]`` says which (``None``: row numbers). ``date_column="auto"`` reads a
@@ -37,6 +41,10 @@ FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
            ".parquet": "parquet", ".pq": "parquet"}
 COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst")
 HF_PREFIX = "hf:"
+# the columns "auto" reads, in any case: the first name, else the one column named like another
+TEXT_NAMES = ("text", "content", "body", "document", "abstract", "description", "review",
+              "message")
+LABEL_NAMES = ("label", "category", "class", "topic", "target")
 
 
 def table_format(path: StrPath) -> str | None:
@@ -53,7 +61,7 @@ def table_files(path: StrPath, **_options: object) -> list[Path]:
 
 
 @reads(table_files)
-def load_table(path: StrPath, text_column: str = "text", label_column: str | None = "auto",
+def load_table(path: StrPath, text_column: str = "auto", label_column: str | None = "auto",
                id_column: str | None = "auto", date_column: str | None = "auto",
                min_class_size: int | None = None, top: int | None = None) -> Corpus:
     """Load the documents of one table file (see the module docstring)."""
@@ -84,7 +92,7 @@ def _table_name(path):
 
 
 def load_hf(name: str, split: str = "train", config: str | None = None,
-            data_files: str | list[str] | dict | None = None, text_column: str = "text",
+            data_files: str | list[str] | dict | None = None, text_column: str = "auto",
             label_column: str | None = "auto", id_column: str | None = "auto",
             date_column: str | None = "auto",
             cache_dir: StrPath | None = None, min_class_size: int | None = None,
@@ -101,8 +109,9 @@ def load_hf(name: str, split: str = "train", config: str | None = None,
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
         raise _missing_column(missing[0], dataset.column_names, where)
+    auto = (*TEXT_NAMES, *LABEL_NAMES, "date")
     keep = [c for c in dataset.column_names
-            if c in columns or c in ("label", "date") or _ID_NAME.search(c)]
+            if c in columns or c.lower() in auto or _ID_NAME.search(c)]
     frame = dataset.select_columns(keep).to_pandas()
     _class_names(dataset, frame)
     corpus = frame_corpus(frame, name, where, text_column, label_column, id_column,
@@ -263,24 +272,25 @@ def _parse(path, read):
 # -- from a table to a corpus ----------------------------------------------------------------
 
 
-def frame_corpus(frame, name, where, text_column="text", label_column="auto", id_column="auto",
+def frame_corpus(frame, name, where, text_column="auto", label_column="auto", id_column="auto",
                  date_column="auto"):
     """A text corpus from a DataFrame; ``where`` names the source in error messages."""
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise CorpusFormatError(f"{where} has no rows")
-    if text_column not in columns:
+    text_name = _column(text_column, TEXT_NAMES, columns, where)
+    if text_name is None:
         raise _missing_column(text_column, columns, where)
-    labels = _labels(frame, _column(label_column, "label", columns, where), where)
-    id_name = (_id_column(frame, columns, text_column) if id_column == "auto"
-               else _column(id_column, "id", columns, where))
+    label_name = _column(label_column, LABEL_NAMES, columns, where)
+    id_name = (_id_column(frame, columns, text_name) if id_column == "auto"
+               else _column(id_column, ("id",), columns, where))
     return Corpus(
         name=name,
         ids=_ids(frame, id_name, where),
-        labels=labels,
-        texts=[_text(v) for v in frame[text_column]],
-        metadata={"text_column": text_column, "id_column": id_name},
-        dates=_dates(frame, _column(date_column, "date", columns, where), where),
+        labels=_labels(frame, label_name, where),
+        texts=[_text(v) for v in frame[text_name]],
+        metadata={"text_column": text_name, "label_column": label_name, "id_column": id_name},
+        dates=_dates(frame, _column(date_column, ("date",), columns, where), where),
     )
 
 
@@ -318,20 +328,30 @@ def _id_column(frame, columns, text_column):
     return unique[0] if len(unique) == 1 else None
 
 
-def _column(choice, default, columns, where):
-    """The column name to use for an optional column, or ``None``."""
+def _column(choice, names, columns, where):
+    """The column to read: ``choice``, which must exist, or for ``"auto"`` the one named
+    ``names[0]`` in any case, else the one column named like another of ``names``; ``None``
+    for ``None``/``"none"`` or when ``"auto"`` finds none (or two)."""
     if choice is None or choice == "none":
         return None
-    if choice == "auto":
-        return default if default in columns else None
-    if choice not in columns:
-        raise _missing_column(choice, columns, where)
-    return choice
+    if choice != "auto":
+        if choice not in columns:
+            raise _missing_column(choice, columns, where)
+        return choice
+    if names[0] in columns:
+        return names[0]
+    for group in (names[:1], names[1:]):
+        found = [c for c in columns if c.lower() in group]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
 
 def _missing_column(column, columns, where):
+    what = (f"no text column (one named {', '.join(TEXT_NAMES)}, in any case; or it has two)"
+            if column == "auto" else f"no column {column!r}")
     return InvalidInputError(
-        f"{where} has no column {column!r}; its columns are: {', '.join(map(str, columns))}. "
+        f"{where} has {what}; its columns are: {', '.join(map(str, columns))}. "
         f"Name the right one with --set text_column=... (label_column, id_column likewise)"
     )
 
