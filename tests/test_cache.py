@@ -310,7 +310,7 @@ def test_entries_and_clear(corpus_dir, tmp_path):
     found = cache.entries()
     assert sorted(e.kind for e in found) == ["corpus", "counts"]
     summaries = {e.kind: e.summary for e in found}
-    assert str(corpus_dir) in summaries["corpus"] and "pattern=*.txt" in summaries["corpus"]
+    assert str(corpus_dir) in summaries["corpus"] and "pattern=None" in summaries["corpus"]
     assert summaries["counts"].startswith("18 texts") and "stop_words=spacy" in summaries["counts"]
     assert all(e.size > 0 for e in found)
     unrelated = cache.location() / "corpus" / "keep-me"
