@@ -47,6 +47,20 @@ def test_formats(tmp_path, name):
     assert corpus.metadata["format"] == table_format(name)
 
 
+@pytest.mark.parametrize("name", ["lines.txt", "lines.txt.gz"])
+def test_text_file_of_one_document_per_line(tmp_path, name):
+    import gzip
+
+    data = "Rocket launch to orbit\r\n\nBake the pastry\r\nA comet near the planet\n".encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    corpus = load_corpus(str(path))
+    assert corpus.ids.tolist() == ["1", "2", "3", "4"] and corpus.labels is None
+    assert corpus.texts == ["Rocket launch to orbit", "", "Bake the pastry",
+                            "A comet near the planet"]
+    assert corpus.metadata["format"] == "lines"
+
+
 def test_path_as_corpus_name(tmp_path):
     path = write_rows(tmp_path / "docs.jsonl")
     corpus = load_corpus(str(path), top=1)

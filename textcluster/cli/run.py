@@ -117,7 +117,7 @@ def format_table(result):
              f"model {result.job.model}"]
     meta = result.corpus.metadata
     for key, what, usual in (("text_column", "texts", "text"), ("label_column", "classes", "label"),
-                             ("id_column", "document ids", None)):
+                             ("id_column", "document ids", "id")):
         if meta.get(key) not in (None, usual):
             lines.append(f"{what} from the column {meta[key]!r}")
     if "nmi" not in m:

@@ -72,12 +72,12 @@ def resolve_loader(name: str) -> Loader:
     path = Path(name)
     if path.is_dir():
         return _partial(_load_folder_corpus, name)
-    if table_format(name) is not None:
-        return _bind(load_table, path=name)
     if is_matlab_file(path):
         return _bind(load_mat_file, path=name)
-    if is_cluto_file(path):
+    if is_cluto_file(path):  # before the tables: CLUTO's sparse_<set>.txt
         return _bind(load_cluto, path=name)
+    if table_format(name) is not None:
+        return _bind(load_table, path=name)
     base, sep, view = name.rpartition(":")
     if sep and base in CORPORA:
         return _view_loader(base, view)
@@ -88,8 +88,8 @@ def resolve_loader(name: str) -> Loader:
                  else f"there is no folder or file {name!r}")
         raise UnknownNameError(
             f"{exc}; or give hf:NAME for a Hugging Face dataset, the path of a .csv, .jsonl, "
-            f".json or .parquet file, of a MATLAB or CLUTO .mat file, or of a folder of .txt "
-            f"documents ({found})"
+            f".json or .parquet file, of a .txt file of one document per line, of a MATLAB or "
+            f"CLUTO .mat file, or of a folder of .txt documents ({found})"
         ) from None
 
 

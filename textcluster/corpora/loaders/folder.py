@@ -80,7 +80,8 @@ def _documents(root, pattern):
 
 def _other_files_hint(root):
     """A hint for a folder holding tables, documents deeper down or other files instead."""
-    tables = sorted(p.name for p in root.iterdir() if p.is_file() and table_format(p.name))
+    tables = sorted(p.name for p in root.iterdir()
+                    if p.is_file() and table_format(p.name) not in (None, "lines"))
     if tables:
         return (f"; it holds {', '.join(tables[:3])}{' …' if len(tables) > 3 else ''}: give "
                 f"the path of a table file to load its rows as documents")

@@ -1,5 +1,6 @@
-"""The user's own documents as a table: CSV, TSV, JSON Lines, JSON or Parquet (via pandas),
-or a Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
+"""The user's own documents as a table: CSV, TSV, JSON Lines, JSON or Parquet (via pandas), a
+text file of one document per line (``.txt``: ids are the line numbers, no labels), or a
+Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
 
 One row per document: a text column, an optional label column and an optional id column.
 ``text_column="auto"`` (the default) uses the column named ``text`` (in any case), else the one
@@ -38,7 +39,7 @@ from ._paths import StrPath
 
 # File-name endings → format; compressed files (.gz, .bz2, .zip, .xz, .zst) are read by pandas.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
-           ".parquet": "parquet", ".pq": "parquet"}
+           ".parquet": "parquet", ".pq": "parquet", ".txt": "lines"}
 COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst")
 HF_PREFIX = "hf:"
 # the columns "auto" reads, in any case: the first name, else the one column named like another
@@ -71,8 +72,8 @@ def load_table(path: StrPath, text_column: str = "auto", label_column: str | Non
     fmt = table_format(path)
     if fmt is None:
         raise InvalidInputError(
-            f"cannot tell the format of {path}; name it *.csv, *.tsv, *.jsonl, *.json or "
-            f"*.parquet"
+            f"cannot tell the format of {path}; name it *.csv, *.tsv, *.jsonl, *.json, "
+            f"*.parquet or *.txt (one document per line)"
         )
     frame, fallback = _read_frame(path, fmt)
     corpus = frame_corpus(frame, _table_name(path), f"{path}", text_column, label_column,
@@ -174,6 +175,9 @@ def _read_text_table(path, fmt, encoding):
         return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype=str,
                            keep_default_na=False, na_values=[""], encoding=encoding)
     text = _decompressed_text(path, encoding)
+    if fmt == "lines":
+        lines = text.splitlines()
+        return pd.DataFrame({"id": [str(i) for i in range(1, len(lines) + 1)], "text": lines})
     if fmt == "json":  # a JSON array of records (or columns), else JSON Lines under a .json name
         try:
             return _json_frame(path, json.loads(text))
