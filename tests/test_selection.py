@@ -158,6 +158,21 @@ def test_a_graph_that_follows_the_classes_is_used(seed):
     assert nmi(y, model.labels_) >= max(nmi(y, without.labels_), 0.9)
 
 
+def test_graph_led_starts_stop_once_they_cannot_agree(monkeypatch):
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
+    fits = {}
+    for agreement in (0.6, 0.75):  # two starts at 0.6: the mean cannot reach 0.9 any more
+        monkeypatch.setattr(selection, "nmi", lambda a, b, value=agreement: value)
+        fits[agreement] = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    short, full = fits[0.6], fits[0.75]
+    led = short.lam_selection_["candidates"][-1]
+    assert led["starts"] == 2 and led["stability"] == 0.6 and not led["admissible"]
+    assert full.lam_selection_["candidates"][-1]["starts"] == 3
+    assert full.n_iter_ - short.n_iter_ == FAST["max_iter"]
+    # the candidate could not be chosen either way: the same clusters
+    assert short.lam_ == full.lam_ and np.array_equal(short.labels_, full.labels_)
+
+
 def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
     model = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
