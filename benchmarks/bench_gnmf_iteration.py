@@ -5,12 +5,14 @@ Data: full TDT2 (Deng Cai's top-30 file, 9394 documents; ``represent`` gives the
 
 Contenders (all on the same matrix, in the same process):
 
-``gnmf``          ``GNMF(k, lam=1e5)`` (``scaling="scale-free"``, the default), float64: the
-                  update at the graph strength the default's label-free selection fits its
-                  graph-led candidate with and picks on TDT2 (``selection.GRAPH_LED_LAM``;
-                  ``lam="auto"`` itself has no strength until it has chosen one).
-``gnmf-cai``      ``GNMF(k, scaling="cai")``, float64 (Cai's λ = 100).
-``gnmf-float32``  ``GNMF(k, lam=1e5)`` on ``X.astype(np.float32)``.
+``gnmf``          ``GNMF(k, lam=1e5)`` (``scaling="unit-basis"``, the default) on the matrix
+                  as ``represent`` gives it (float32 by default): the update at the graph
+                  strength the default's label-free selection fits its graph-led candidate
+                  with and picks on TDT2 (``selection.GRAPH_LED_LAM``; ``lam="auto"`` itself
+                  has no strength until it has chosen one).
+``gnmf-cai``      ``GNMF(k, scaling="cai")`` (Cai's λ = 100, multiplicative U-update).
+``gnmf-float32``  ``GNMF(k, lam=1e5)`` on ``X.astype(np.float32)`` (the same as ``gnmf``
+                  while ``represent`` makes float32 matrices).
 ``sklearn-mu``    ``sklearn.decomposition.NMF(k, solver="mu", init="random", tol=0)``.
 
 GNMF: the hot path is timed directly. ``ctx = model._prepare(X, None, graph)`` is built once
