@@ -186,8 +186,8 @@ def model_parser(doc: str, repeats: int, k: int = 30) -> argparse.ArgumentParser
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--blas-threads", type=positive_int, default=None,
                         help="limit the BLAS pools (threadpoolctl) for the whole run, for every "
-                        "contender; textcluster's sparse-product threads follow this limit "
-                        "unless $TEXTCLUSTER_THREADS is set (default: no limit)")
+                        "contender (textcluster's fits use one BLAS thread anyway; its own "
+                        "sparse-product threads follow $TEXTCLUSTER_THREADS) (default: no limit)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser
 

@@ -21,7 +21,9 @@ GNMF contexts, so every GNMF row uses the same graph). In each repeat the factor
 afresh with ``model._random_factors(ctx, RandomState(seed))``, one untimed warm-up
 ``model._update(factors, ctx)`` is made, then ``--iters`` consecutive ``_update`` calls are
 timed; the sample is their total time / ``--iters``. Each ``_update`` includes the objective
-(textcluster evaluates it at every iteration).
+(textcluster evaluates it at every iteration). The calls run with the threads of a fit's update
+loop (``textcluster.models._base.loop_threads``: BLAS on one thread, the sparse products on the
+package's threads); scikit-learn runs as it does by default.
 
 scikit-learn: its update loop is not callable on its own, so the per-iteration cost is
 isolated by differencing: in each repeat ``fit_transform`` is run with
@@ -46,6 +48,7 @@ import numpy as np
 import _common as common
 from sklearn.decomposition import NMF as SkNMF
 
+from textcluster.models._base import loop_threads
 from textcluster.models.nmf import GNMF
 from textcluster.models.selection import GRAPH_LED_LAM
 
@@ -62,11 +65,12 @@ class GnmfContender:
     def measure(self):
         rng = np.random.RandomState(self.seed)
         factors = self.model._random_factors(self.ctx, rng)
-        self.model._update(factors, self.ctx)  # warm-up, untimed
         times = []
-        for _ in range(self.iters):
-            seconds, objective = common.timed(self.model._update, factors, self.ctx)
-            times.append(seconds)
+        with loop_threads():  # the threads a fit's update loop runs with
+            self.model._update(factors, self.ctx)  # warm-up, untimed
+            for _ in range(self.iters):
+                seconds, objective = common.timed(self.model._update, factors, self.ctx)
+                times.append(seconds)
         if not np.isfinite(objective):
             raise FloatingPointError(f"{self.name}: objective is not finite")
         self.single_iterations.extend(times)

@@ -209,6 +209,15 @@ def extend(instance: Any, cls: type[DataclassT], **more: Any) -> DataclassT:
     return cls(**{f.name: getattr(instance, f.name) for f in fields(instance)}, **more)
 
 
+def loop_threads():
+    """The threads every fit's update loop runs with: BLAS on one thread, the sparse products
+    on the package's own (:mod:`textcluster._threads`). The k × k products are too small to
+    gain from BLAS threads, and BLAS threads that spin while the sparse products run stall
+    them: one default GNMF iteration on TDT2 took 18.5 ms so and 22.4 ms with two BLAS threads
+    (alternated in one process; ``benchmarks/bench_gnmf_iteration.py`` times it so)."""
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def run_updates(update, factors, ctx, n_iter, tol, history):
     """Apply ``update`` up to ``n_iter`` times, appending each objective to ``history``.
 
@@ -391,9 +400,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
 
     # -- the shared driver ----------------------------------------------------------------
     def _fit_factors(self, ctx, W, H):
-        # The k × k products are too small to gain from BLAS threads, and BLAS threads that
-        # spin while the sparse products run in our own threads can stall the loop.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with loop_threads():
             return self._restarts(ctx, W, H)
 
     def _restarts(self, ctx, W, H):

@@ -56,12 +56,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from ..assign import assign_clusters
 from ..graph import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
-from ._base import in_fit_order, run_updates
+from ._base import in_fit_order, loop_threads, run_updates
 
 COHESION_TOLERANCE = 0.01
 MIN_STABILITY = 0.9
@@ -197,7 +196,7 @@ class SelectsGraphStrength:
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
             return super()._fit_factors(ctx, W, H)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with loop_threads():
             unit_rows = normalize(ctx.data)
             held_out = (held_out_graph(unit_rows, ctx.W, self.random_state) if ctx.own_knn
                         else ctx.W)  # a caller's graph has no edges to hold out
