@@ -4,6 +4,7 @@ import pytest
 
 from textcluster._errors import CorpusFormatError, DataNotFoundError, InvalidInputError
 from textcluster.corpora.loaders import load_corpus, load_folder, resolve_loader
+from textcluster.corpora.loaders.folder import without_headers
 from textcluster.registry import UnknownNameError
 
 
@@ -77,6 +78,23 @@ def test_files_without_an_extension_when_there_is_no_txt(tmp_path):
     assert corpus.metadata["pattern"] == "no extension"
     write(tmp_path / "news" / "sci.space" / "extra.txt", "a text file")  # .txt files first
     assert list(load_folder(tmp_path / "news").ids) == ["sci.space/extra"]
+
+
+POST = ("From: someone@example.org (Some One)\nSubject: Re: orbits\nNewsgroups: sci.space,\n"
+        "  sci.astro\nLines: 2\n\nThe shuttle reached orbit.\nSubject: not a header here\n")
+
+
+def test_strip_headers_drops_the_header_block_of_posts(tmp_path):
+    write(tmp_path / "news" / "sci.space" / "60160", POST)
+    write(tmp_path / "news" / "sci.space" / "60161", "Note: no header block\nplain text\n")
+    kept, stripped = (load_folder(tmp_path / "news", strip_headers=s) for s in (False, True))
+    assert kept.texts[0] == POST and stripped.metadata["strip_headers"] is True
+    assert stripped.texts == ["The shuttle reached orbit.\nSubject: not a header here",
+                              "Note: no header block\nplain text\n"]
+    assert without_headers("Subject: only headers\nFrom: x") == ""
+    assert without_headers("") == "" and without_headers("a text: x\n") == "a text: x\n"
+    with pytest.raises(InvalidInputError, match="strip_headers must be true or false"):
+        load_folder(tmp_path / "news", strip_headers="yes")
 
 
 def test_documents_deeper_down_name_the_folders_to_give(tmp_path):

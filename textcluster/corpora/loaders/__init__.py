@@ -133,8 +133,10 @@ def _folder_corpus_files(path, data_dir=None, pattern=None, **_options):
 
 
 @reads(_folder_corpus_files)
-def _load_folder_corpus(path, data_dir=None, pattern=None, min_class_size=None, top=None):
-    return load_folder(path, pattern=pattern, min_class_size=min_class_size, top=top)
+def _load_folder_corpus(path, data_dir=None, pattern=None, min_class_size=None, top=None,
+                        strip_headers=False):
+    return load_folder(path, pattern=pattern, min_class_size=min_class_size, top=top,
+                       strip_headers=strip_headers)
 
 
 def source_files(name: str, data_dir: StrPath | None = None,

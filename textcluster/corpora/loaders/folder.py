@@ -3,13 +3,17 @@
 ``corpus/<class>/<doc>.txt`` gives labelled documents (the sub-folder is the class);
 ``corpus/<doc>.txt`` gives unlabelled ones. A folder without ``.txt`` files is read from its
 files without an extension instead, the layout of 20 Newsgroups (``<group>/<number>``);
-``pattern`` chooses other files. Files are read as UTF-8; a file that is not valid
+``pattern`` chooses other files. ``strip_headers=True`` drops the header block that e-mail and
+Usenet posts begin with (``From:``, ``Subject:``, ``Newsgroups:`` … up to the first blank
+line; 20 Newsgroups' ``Newsgroups:`` line names the class). Files are read as UTF-8; a file
+that is not valid
 UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
 in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
 are skipped. A folder without matching files is an error that says what the folder holds
 instead (a table file is loaded by giving its path, see :mod:`textcluster.corpora.loaders.table`).
 """
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +42,10 @@ def folder_files(path: StrPath, pattern: str | None = None, **_options: object) 
 
 @reads(folder_files)
 def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int | None = None,
-                top: int | None = None) -> Corpus:
+                top: int | None = None, strip_headers: bool = False) -> Corpus:
     """Load the documents under ``path`` (see the module docstring)."""
+    if not isinstance(strip_headers, bool):
+        raise InvalidInputError(f"strip_headers must be true or false, got {strip_headers!r}")
     root = Path(path)
     files = folder_files(root, pattern)
     nested = [p for p in files if len(p.relative_to(root).parts) > 1]
@@ -54,6 +60,8 @@ def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int |
         raise CorpusFormatError(f"no {wanted} in {root} or its sub-folders"
                                 f"{_other_files_hint(root)}")
     texts, fallback = zip(*(_read_text(p) for p in files))
+    if strip_headers:
+        texts = [without_headers(text) for text in texts]
     corpus = Corpus(
         name=root.resolve().name,
         ids=np.array([p.relative_to(root).with_suffix("").as_posix() for p in files]),
@@ -61,9 +69,29 @@ def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int |
         texts=list(texts),
         metadata={"source": str(root), "pattern": pattern or ("*.txt" if files[0].suffix
                                                               else "no extension"),
-                  "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f]},
+                  "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f],
+                  "strip_headers": bool(strip_headers)},
     )
     return corpus.select_classes(min_class_size=min_class_size, top=top)
+
+
+# a header field's first line: a name of printable ASCII but ':' and space, then ':'
+_HEADER_FIELD = re.compile(r"[!-9;-~]+:")
+
+
+def without_headers(text: str) -> str:
+    """``text`` without the header block it begins with, as e-mail and Usenet posts do: lines
+    ``Name: value`` (and their indented continuation lines) up to the first blank line. A text
+    that does not begin so is returned as it is."""
+    lines = text.splitlines()
+    if not lines or not _HEADER_FIELD.match(lines[0]):
+        return text
+    for i, line in enumerate(lines):
+        if not line.strip():
+            return "\n".join(lines[i + 1:])
+        if not (_HEADER_FIELD.match(line) or line[:1] in (" ", "\t")):
+            return text  # not a header block after all
+    return ""  # headers only
 
 
 def _two_levels(root, pattern):
