@@ -116,7 +116,8 @@ def format_table(result):
              f"{result.X.shape[1]} terms, {m['n_clusters']} clusters",
              f"model {result.job.model}"]
     meta = result.corpus.metadata
-    for key, what, usual in (("text_column", "texts", "text"), ("label_column", "classes", "label"),
+    for key, what, usual in (("text_column", "texts", "text"),
+                             ("label_column", "classes", "label"),
                              ("id_column", "document ids", "id")):
         if meta.get(key) not in (None, usual):
             lines.append(f"{what} from the column {meta[key]!r}")

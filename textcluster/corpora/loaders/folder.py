@@ -6,11 +6,11 @@ files without an extension instead, the layout of 20 Newsgroups (``<group>/<numb
 ``pattern`` chooses other files. ``strip_headers=True`` drops the header block that e-mail and
 Usenet posts begin with (``From:``, ``Subject:``, ``Newsgroups:`` … up to the first blank
 line; 20 Newsgroups' ``Newsgroups:`` line names the class). Files are read as UTF-8; a file
-that is not valid
-UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and its name is listed
-in ``metadata["latin1_fallback"]``. Hidden files and folders (names starting with ``.``)
-are skipped. A folder without matching files is an error that says what the folder holds
-instead (a table file is loaded by giving its path, see :mod:`textcluster.corpora.loaders.table`).
+that is not valid UTF-8 is decoded as Latin-1 instead (every byte maps to a character), and
+its name is listed in ``metadata["latin1_fallback"]``. Hidden files and folders (names
+starting with ``.``) are skipped. A folder without matching files is an error that says what
+the folder holds instead (a table file is loaded by giving its path, see
+:mod:`textcluster.corpora.loaders.table`).
 """
 
 import re

@@ -7,12 +7,12 @@ One row per document: a text column, an optional label column and an optional id
 column named like a document's text (``TEXT_NAMES``: ``content``, ``body``, ``abstract``, …);
 ``label_column="auto"`` (the default) uses the column named ``label``, else the one named like
 a class (``LABEL_NAMES``: ``category``, ``class``, ``topic``, ``target``), else reads no labels
-(a table with two such columns names its own); ``None`` or ``"none"`` reads no labels; any
-other name must exist.
+(a table with two such columns names its own); ``None`` or ``"none"`` reads no labels.
 ``id_column="auto"`` uses a column named ``id``, else the one column named like an id
 (``ticket_id``, ``Doc ID``, ``DocID``) whose values are unique, else the row number;
-``metadata["id_column"]`` says which (``None``: row numbers). ``date_column="auto"`` reads a
-column named ``date`` as the documents' dates (:attr:`Corpus.dates`). A named column must exist.
+``metadata`` says which columns were read (``id_column`` ``None``: row numbers).
+``date_column="auto"`` reads a column named ``date`` (in any case) as the documents' dates
+(:attr:`Corpus.dates`). A column named by the caller must exist.
 
 Text files are read as UTF-8 (a byte-order mark is allowed); a file that is not valid UTF-8 is
 read as Latin-1 instead (every byte maps to a character) and ``metadata["latin1_fallback"]``
