@@ -59,14 +59,13 @@ def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int |
                   "extension)")
         raise CorpusFormatError(f"no {wanted} in {root} or its sub-folders"
                                 f"{_other_files_hint(root)}")
-    texts, fallback = zip(*(_read_text(p) for p in files))
-    if strip_headers:
-        texts = [without_headers(text) for text in texts]
+    read, fallback = zip(*(_read_text(p) for p in files))
+    texts = [without_headers(text) for text in read] if strip_headers else list(read)
     corpus = Corpus(
         name=root.resolve().name,
         ids=np.array([p.relative_to(root).with_suffix("").as_posix() for p in files]),
         labels=np.array([p.parent.name for p in files]) if nested else None,
-        texts=list(texts),
+        texts=texts,
         metadata={"source": str(root), "pattern": pattern or ("*.txt" if files[0].suffix
                                                               else "no extension"),
                   "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f],
