@@ -264,7 +264,10 @@ def test_document_empty_after_preprocessing(tmp_path):
     assert "sports/stopwords" in output and "empty_documents=drop" in output
 
     out = tmp_path / "out"
-    run_ok(corpus, "--model", "nmf", "--out", out, *FAST["nmf"])
+    result = run_ok(corpus, "--model", "nmf", "--out", out, *FAST["nmf"])
+    warned = [line for line in result.output.splitlines() if "sports/stopwords" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: 1 document(s)")  # one line
+    assert "UserWarning" not in result.output and ".py:" not in result.output
     clusters = pd.read_csv(out / "clusters.csv")
     assert len(clusters) == 18 and "sports/stopwords" not in set(clusters["doc_id"])
     assert json.loads((out / "run.json").read_text())["dropped_documents"] == [

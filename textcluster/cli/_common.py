@@ -25,14 +25,21 @@ class InputError(click.ClickException):
     exit_code = 2
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line, ``warning: ...``, without the source line that raised it."""
+    click.echo(f"warning: {message}", err=True)
+
+
 def user_errors(func):
-    """Turn input errors into a clear message and exit code 2 (1 for other failures)."""
+    """Turn input errors into a clear message and exit code 2 (1 for other failures), and
+    warnings into one line each."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.showwarning = show_warning
                 return func(*args, **kwargs)
         except (TextclusterError, InvalidParameterError) as exc:
             raise InputError(str(exc)) from None
