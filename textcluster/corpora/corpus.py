@@ -178,7 +178,7 @@ class Corpus:
         ``text`` or a column named like it, ``body``, ``content``, …), an optional
         ``label_column`` (``"auto"``: ``label`` or a column named like it, ``category``, …),
         ``id_column`` (``"auto"``: ``id`` or the one unique column named like ``*id``, else the
-        row numbers) and ``date_column`` (``"auto"``: a column named ``date``)."""
+        row numbers) and ``date_column`` (``"auto"``: a column named ``date``, in any case)."""
         from .loaders.table import frame_corpus
 
         return frame_corpus(frame, name, f"DataFrame {name!r}", text_column, label_column,

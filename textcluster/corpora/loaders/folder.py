@@ -69,7 +69,7 @@ def load_folder(path: StrPath, pattern: str | None = None, min_class_size: int |
         metadata={"source": str(root), "pattern": pattern or ("*.txt" if files[0].suffix
                                                               else "no extension"),
                   "latin1_fallback": [str(p) for p, f in zip(files, fallback) if f],
-                  "strip_headers": bool(strip_headers)},
+                  "strip_headers": strip_headers},
     )
     return corpus.select_classes(min_class_size=min_class_size, top=top)
 
