@@ -91,13 +91,15 @@ def test_hugging_face_needs_the_hf_extra(monkeypatch):
         load_hf("ag_news")
 
 
-def test_parquet_needs_the_parquet_extra(monkeypatch, tmp_path):
+@pytest.mark.parametrize("name, module, extra", [("docs.parquet", "pyarrow", "parquet"),
+                                                  ("docs.xlsx", "openpyxl", "excel")])
+def test_table_formats_need_their_extra(monkeypatch, tmp_path, name, module, extra):
     from textcluster.corpora.loaders import load_table
 
-    path = tmp_path / "docs.parquet"
-    path.write_bytes(b"PAR1")  # never read: the check comes first
-    missing(monkeypatch, "pyarrow")
-    with pytest.raises(MissingDependencyError, match=r"'textcluster\[parquet\]'"):
+    path = tmp_path / name
+    path.write_bytes(b"PK")  # never read: the check comes first
+    missing(monkeypatch, module)
+    with pytest.raises(MissingDependencyError, match=rf"'textcluster\[{extra}\]'"):
         load_table(path)
 
 

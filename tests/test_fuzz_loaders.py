@@ -13,6 +13,7 @@ The budget is Hypothesis' profile (tests/conftest.py): ``ci`` by default, ``long
 """
 
 import gzip
+import io
 import json
 import math
 import os
@@ -401,6 +402,17 @@ TABLES = {
     "jsonl": "".join(json.dumps(r) + "\n" for r in ROWS).encode(),
     "json": json.dumps(ROWS).encode(),
 }
+
+
+def _workbook(rows):
+    """An .xlsx file's bytes, made once: a workbook records when it was written, so drawing
+    new ones would make the examples differ between a run and its replay."""
+    buffer = io.BytesIO()
+    pd.DataFrame(rows).to_excel(buffer, index=False)
+    return buffer.getvalue()
+
+
+TABLES["xlsx"] = _workbook(ROWS)
 words = st.sampled_from(["rocket", "orbit", "pastry", "butter", "the", "and", "42", "", "é",
                          "\ud800", "\x00", ",", '"', "\n", "naïve", "ünïcode"])
 cells = st.one_of(st.lists(words, max_size=4).map(" ".join), st.none(), st.integers(),
@@ -412,11 +424,13 @@ frames = st.lists(st.fixed_dictionaries({"text": cells}, optional={"label": cell
 @st.composite
 def table_files(draw):
     """``(file name, bytes)``: a seed table mutated, or generated rows in some format."""
-    fmt = draw(st.sampled_from(["csv", "tsv", "jsonl", "json", "parquet", "csv.gz"]))
+    fmt = draw(st.sampled_from(["csv", "tsv", "jsonl", "json", "parquet", "xlsx", "csv.gz"]))
     if fmt in TABLES and draw(st.booleans()):
         return f"docs.{fmt}", draw(mutated(TABLES[fmt]))
     rows = draw(frames)
     frame = pd.DataFrame(rows, dtype=object)
+    if fmt == "xlsx":  # the seed workbook, mutated or not (see _workbook)
+        return "docs.xlsx", draw(mutated(TABLES["xlsx"]))
     if fmt == "parquet":
         with workdir() as folder:
             try:

@@ -30,13 +30,15 @@ def write_rows(path, rows=ROWS, fmt=None):
         frame.to_json(path, orient="records", lines=True)
     elif fmt == "json":
         frame.to_json(path, orient="records")
+    elif fmt == "excel":
+        frame.to_excel(path, index=False)
     else:
         frame.to_parquet(path)
     return path
 
 
 @pytest.mark.parametrize("name", ["docs.csv", "docs.tsv", "docs.jsonl", "docs.json",
-                                  "docs.parquet", "docs.csv.gz"])
+                                  "docs.parquet", "docs.xlsx", "docs.csv.gz"])
 def test_formats(tmp_path, name):
     corpus = load_table(write_rows(tmp_path / name))
     assert corpus.name == "docs"
@@ -146,7 +148,8 @@ def test_duplicate_ids(tmp_path):
     ("bad.jsonl", b'{"text": "a"}\n{"text": \n', "could not be read as jsonl"),
     ("bad.parquet", b"PAR1 not really parquet", "bad.parquet"),
     ("bad.csv", b'text\n"unclosed quote\n', "could not be read as csv"),
-    ("docs.xlsx", b"", "cannot tell the format"),
+    ("docs.odt", b"", "cannot tell the format"),
+    ("bad.xlsx", b"PK\x03\x04 not a workbook", "could not be read as excel"),
 ])
 def test_unreadable_files(tmp_path, name, content, words):
     path = tmp_path / name

@@ -26,6 +26,7 @@ EXTRAS = {
     "plots": ("matplotlib", "the report's figures (textcluster report, batch reports)"),
     "hf": ("datasets", "Hugging Face datasets (hf:NAME corpora, Corpus.to_dataset)"),
     "parquet": ("pyarrow", ".parquet corpus files"),
+    "excel": ("openpyxl", ".xlsx corpus files"),
     "nltk": ("nltk", "Porter stemming (normalize=stem)"),
     "dask": ("dask[distributed]", "textcluster batch --executor dask / --scheduler"),
     "large": ("pynndescent", "approximate kNN graphs of large corpora (graph.knn_graph)"),

@@ -88,7 +88,7 @@ def resolve_loader(name: str) -> Loader:
                  else f"there is no folder or file {name!r}")
         raise UnknownNameError(
             f"{exc}; or give hf:NAME for a Hugging Face dataset, the path of a .csv, .jsonl, "
-            f".json or .parquet file, of a .txt file of one document per line, of a MATLAB or "
+            f".json, .parquet or .xlsx file, of a .txt file of one document per line, of a MATLAB or "
             f"CLUTO .mat file, or of a folder of .txt documents ({found})"
         ) from None
 

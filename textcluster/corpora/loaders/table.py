@@ -1,5 +1,5 @@
-"""The user's own documents as a table: CSV, TSV, JSON Lines, JSON or Parquet (via pandas), a
-text file of one document per line (``.txt``: ids are the line numbers, no labels), or a
+"""The user's own documents as a table: CSV, TSV, JSON Lines, JSON, Parquet or Excel (its first
+sheet; via pandas), a text file of one document per line (``.txt``: ids are the line numbers, no labels), or a
 Hugging Face dataset (``hf:NAME``, via ``datasets.load_dataset``).
 
 One row per document: a text column, an optional label column and an optional id column.
@@ -39,7 +39,7 @@ from ._paths import StrPath
 
 # File-name endings → format; compressed files (.gz, .bz2, .zip, .xz, .zst) are read by pandas.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json",
-           ".parquet": "parquet", ".pq": "parquet", ".txt": "lines"}
+           ".parquet": "parquet", ".pq": "parquet", ".xlsx": "excel", ".txt": "lines"}
 COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst")
 HF_PREFIX = "hf:"
 # the columns "auto" reads, in any case: the first name, else the one column named like another
@@ -73,7 +73,7 @@ def load_table(path: StrPath, text_column: str = "auto", label_column: str | Non
     if fmt is None:
         raise InvalidInputError(
             f"cannot tell the format of {path}; name it *.csv, *.tsv, *.jsonl, *.json, "
-            f"*.parquet or *.txt (one document per line)"
+            f"*.parquet, *.xlsx or *.txt (one document per line)"
         )
     frame, fallback = _read_frame(path, fmt)
     corpus = frame_corpus(frame, _table_name(path), f"{path}", text_column, label_column,
@@ -164,10 +164,25 @@ def _read_frame(path, fmt):
     if fmt == "parquet":
         require("pyarrow", extra="parquet", feature="reading a .parquet file")
         return _parse(path, lambda: pd.read_parquet(path)), False
+    if fmt == "excel":
+        require("openpyxl", extra="excel", feature="reading a .xlsx file")
+        return _parse(path, lambda: _read_excel(path)), False
     try:
         return _parse(path, lambda: _read_text_table(path, fmt, "utf-8-sig")), False
     except UnicodeDecodeError:
         return _parse(path, lambda: _read_text_table(path, fmt, "latin-1")), True
+
+
+def _read_excel(path):
+    """The first sheet of a workbook; what openpyxl raises on a damaged one (a missing part, XML
+    that does not parse, ...) becomes the project's error."""
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    try:
+        return pd.read_excel(path, dtype=str, keep_default_na=False, na_values=[""])
+    except (KeyError, IndexError, AttributeError, SyntaxError, InvalidFileException) as exc:
+        raise CorpusFormatError(f"{path} could not be read as an Excel workbook "
+                                f"({type(exc).__name__}: {str(exc).strip()[:300]})") from None
 
 
 def _read_text_table(path, fmt, encoding):
