@@ -124,13 +124,21 @@ def test_anmf_objective_never_increases_with_both_graphs(scaling):
         assert history[-1] < history[0]
 
 
-def test_anmf_term_graph_weight_acts_on_the_basis():
+@pytest.mark.parametrize("scaling", [
+    "scale-free",
+    pytest.param("unit-basis", marks=pytest.mark.xfail(strict=True, reason=(
+        "known: on the unit sphere the term graph's majorized step stops at a stationary "
+        "basis rougher than μ = 0's (1.95 against 1.36 here; μ = 10 stays at 5.87)"))),
+])
+def test_anmf_term_graph_weight_acts_on_the_basis(scaling):
     X, _ = planted_corpus(seed=27)
     W, H = start(X, 3)
-    fits = [ANMF(3, mu=mu, init="custom", max_iter=60, graph_check=False).fit(X, W=W, H=H)
-            for mu in (0.0, 1.0)]
+    # at one λ: a λ chosen per fit would compare two document-graph strengths as well
+    fits = [ANMF(3, lam=1.0, mu=mu, scaling=scaling, init="custom", max_iter=60,
+                 graph_check=False).fit(X, W=W, H=H) for mu in (0.0, 1.0)]
     L = laplacian(fits[0].term_graph_)
-    rough = [np.trace(f.components_ @ L @ f.components_.T) for f in fits]
+    unit = [f.components_ / np.linalg.norm(f.components_, axis=1, keepdims=True) for f in fits]
+    rough = [np.trace(c @ L @ c.T) for c in unit]
     assert rough[1] < rough[0]  # the term graph makes the basis smoother over the terms
 
 

@@ -9,8 +9,10 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
-from textcluster.models._linalg import SparseOperator, column_major, graph_products
-from textcluster.models.nmf import unit_basis_step, update_basis, update_documents
+from textcluster.models._linalg import (SparseOperator, column_major, graph_products,
+                                        unit_columns)
+from textcluster.models.nmf import (normal_floor, unit_basis_step, update_basis,
+                                    update_documents)
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -204,6 +206,54 @@ def test_unit_basis_step_is_the_best_unit_column_and_keeps_unit_norms():
         column = rng.random(40) ** 3
         trial[:, 3] = column / np.linalg.norm(column)
         assert dense_objective(X, V, trial) >= best - 1e-9
+
+
+def column_by_column(U, XtV, VtV):
+    """The unit-basis sweep as written: each column's residual from all of the current U."""
+    U = U.astype(np.float64)
+    for c in range(U.shape[1]):
+        r = XtV[:, c] - U @ VtV[:, c] + VtV[c, c] * U[:, c]
+        r = np.maximum(r, 0)
+        if np.linalg.norm(r) > 0:
+            U[:, c] = r / np.linalg.norm(r)
+    return U
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 9])
+@pytest.mark.parametrize("block", [1, 2, 4])
+def test_unit_columns_is_the_column_by_column_sweep(dtype, k, block):
+    rng = np.random.default_rng(k)
+    X = sp.random(50, 70, density=0.2, random_state=k, format="csr")
+    V = rng.random((50, k))
+    U = rng.random((70, k))
+    U /= np.linalg.norm(U, axis=0)
+    XtV, VtV = X.T @ V, V.T @ V
+    XtV[:, 0] = -1.0  # a column without a positive residual is kept
+    expected = column_by_column(U, XtV, VtV)
+    got = U.astype(dtype)
+    unit_columns(got, XtV.astype(dtype), VtV.astype(dtype), block=block)
+    assert got.dtype == dtype
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, expected, atol=tolerance)
+    np.testing.assert_array_equal(got[:, 0], U[:, 0].astype(dtype))
+
+
+def test_unit_basis_keeps_the_document_factor_normal():
+    X, _ = planted_corpus(seed=21)
+    X = X.astype(np.float32)
+    floor = normal_floor(np.zeros(1, np.float32))
+    assert floor ** 2 >= np.finfo(np.float32).tiny  # a product of two floored entries is normal
+    model = GNMF(3, lam=10.0, n_init=1, max_iter=1, graph_check=False, random_state=0)
+    model._validate_params()
+    ctx = model._prepare(model._check_input(X, reset=True), None, None)
+    factors = model._random_factors(ctx, np.random.RandomState(0))
+    factors.V[:, 0] = 1e-30  # entries the update keeps shrinking
+    before = model._objective(factors, ctx)
+    for _ in range(200):
+        model._update(factors, ctx)
+    assert factors.V.min() >= floor
+    assert model._objective(factors, ctx) <= before
 
 
 def test_unit_basis_gnmf_keeps_its_scale_where_the_free_basis_drifts():
