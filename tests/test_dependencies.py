@@ -22,7 +22,7 @@ from ._corpora import write_folder_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "textcluster"
-OPTIONAL = ("matplotlib", "datasets", "pyarrow", "nltk", "dask", "distributed")
+OPTIONAL = ("matplotlib", "datasets", "pyarrow", "nltk", "dask", "distributed", "sparse_dot_mkl")
 
 
 def _pyproject():

@@ -59,6 +59,39 @@ def test_fused_step_equals_the_separate_updates(monkeypatch, chunk_rows):
     np.testing.assert_allclose(V, V_ref, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sparse_products_use_mkl_where_installed_and_equal_scipy(monkeypatch, dtype, threads):
+    from textcluster import _compat
+
+    rng = np.random.default_rng(2)
+    keep = np.ones(400)
+    keep[7] = 0  # an empty row
+    X = sp.csr_matrix(sp.diags(keep) @ sp.random(400, 250, density=0.05, random_state=2)
+                      ).astype(dtype)
+    U, V = rng.random((250, 6)).astype(dtype), rng.random((400, 6)).astype(dtype)
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for mkl in ("1", "0"):
+        monkeypatch.setenv("TEXTCLUSTER_MKL", mkl)
+        _compat.mkl_sparse_product.cache_clear()
+        op = SparseOperator(X, threads=threads)
+        if mkl == "0":
+            assert op.mkl is None
+        np.testing.assert_allclose(op.dot(U), X @ U, rtol=tolerance)
+        np.testing.assert_allclose(op.tdot(V), X.T @ V, rtol=tolerance)
+        np.testing.assert_allclose(op.dot(np.asfortranarray(U)), X @ U, rtol=tolerance)
+        np.testing.assert_allclose(op.dot(U.astype(np.float16)), X @ U, rtol=1e-2)  # SciPy's
+    _compat.mkl_sparse_product.cache_clear()
+
+
+def test_mkl_is_used_when_the_fast_extra_is_installed():
+    pytest.importorskip("sparse_dot_mkl")
+    from textcluster import _compat
+
+    _compat.mkl_sparse_product.cache_clear()
+    assert SparseOperator(sp.eye(3, format="csr")).mkl is not None
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("scaling", ["scale-free", "unit-basis"])
 def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scaling):

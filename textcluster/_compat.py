@@ -6,9 +6,16 @@
   ``__sklearn_tags__`` and ``sklearn.utils.validation.validate_data``).
 * :func:`require` imports an optional package (an extra of ``pyproject.toml``) where a feature
   uses it, or raises :class:`~textcluster._errors.MissingDependencyError` naming the extra.
+* :func:`mkl_sparse_product` is MKL's sparse × dense product where the ``fast`` extra is
+  installed (the products then use it without being asked), else None.
 """
 
+import glob
 import importlib
+import os
+import sys
+from collections.abc import Callable
+from functools import lru_cache
 from types import ModuleType
 
 from sklearn.utils._param_validation import (  # noqa: F401 - re-exported
@@ -30,6 +37,7 @@ EXTRAS = {
     "nltk": ("nltk", "Porter stemming (normalize=stem)"),
     "dask": ("dask[distributed]", "textcluster batch --executor dask / --scheduler"),
     "large": ("pynndescent", "approximate kNN graphs of large corpora (graph.knn_graph)"),
+    "fast": ("sparse-dot-mkl, mkl", "MKL's sparse products in the models' updates"),
 }
 
 
@@ -50,3 +58,25 @@ def require(module: str, extra: str, feature: str, package: str | None = None) -
         raise MissingDependencyError(
             f"{feature} needs {package or top}: pip install 'textcluster[{extra}]'"
         ) from None
+
+
+@lru_cache(maxsize=1)
+def mkl_sparse_product() -> Callable | None:
+    """``sparse_dot_mkl.dot_product_mkl`` (CSR × dense in MKL's sparse BLAS) with MKL on one
+    thread per call (the callers run their own threads), or None when the ``fast`` extra is
+    not installed or MKL does not load; ``TEXTCLUSTER_MKL=0`` also gives None.
+
+    The ``mkl`` wheel puts ``libmkl_rt`` in the environment's ``lib`` folder, where the
+    dynamic loader does not look: it is named to sparse_dot_mkl through ``MKL_RT``."""
+    if os.environ.get("TEXTCLUSTER_MKL", "1") == "0":
+        return None
+    if "MKL_RT" not in os.environ:
+        found = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmkl_rt.so*")))
+        if found:
+            os.environ["MKL_RT"] = found[0]
+    try:
+        sparse_dot_mkl = importlib.import_module("sparse_dot_mkl")
+    except ImportError:  # not installed, or MKL itself missing
+        return None
+    sparse_dot_mkl.mkl_set_num_threads(1)
+    return sparse_dot_mkl.dot_product_mkl

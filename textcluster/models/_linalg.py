@@ -1,7 +1,9 @@
 """Products with the sparse data matrix, spread over the cores.
 
 SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
-into blocks of equal non-zero count and multiplying them in threads uses every core.
+into blocks of equal non-zero count and multiplying them in threads uses every core. Where
+the ``fast`` extra is installed each block is multiplied by MKL's sparse BLAS instead (2.5×
+SciPy's speed on TDT2, one thread each; ``benchmarks/bench_gnmf_profile.py``).
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
 :func:`gram_matrix` is the one dense ``X Xᵀ`` of the package. :func:`sphere_quadratic` is the
 small dense solver of the unit-column step of GNMF and ANMF (a separable quadratic on the
@@ -18,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from .._compat import mkl_sparse_product
 from .._threads import n_threads, thread_pool
 
 # documents from which a graph model fits in its graph's locality order (below, results stay
@@ -28,6 +31,7 @@ LOCALITY_MIN_DOCS = 50_000
 ROWWISE_ROWS = 8192
 # entries (rows × n) of one block of sparse X Xᵀ before it is written into the dense result
 _BLOCK_BUDGET = 2**23
+_MKL_DTYPES = (np.float32, np.float64)  # MKL's sparse products: the data and the factor alike
 # basis columns of a unit-basis sweep whose changes reach the later columns in one product
 # (benchmarks/bench_unit_columns.py, TDT2 36,093 × 30 basis: 8 and 10 the fastest of 2-30)
 UNIT_COLUMN_BLOCK = 8
@@ -41,6 +45,7 @@ class SparseOperator:
         self.dtype = X.dtype
         self.is_sparse = sp.issparse(X)
         self.threads = threads or n_threads()
+        self.mkl = mkl_sparse_product() if self.is_sparse else None
         if self.is_sparse:
             self._rows = _row_blocks(sp.csr_matrix(X), self.threads)
             self._cols = _row_blocks(sp.csr_matrix(X.T), self.threads)
@@ -62,10 +67,13 @@ class SparseOperator:
 
     def _product(self, blocks, B, rowwise):
         out = np.empty((blocks[-1][1], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
+        mkl = self.mkl if B.dtype == self.dtype and self.dtype in _MKL_DTYPES else None
+        if mkl is not None:
+            B = np.ascontiguousarray(B)
 
         def work(block):
             start, stop, A = block
-            out[start:stop] = A @ B
+            out[start:stop] = A @ B if mkl is None else mkl(A, B)
             if rowwise is not None:
                 _apply(out[start:stop], rowwise, start)
 
