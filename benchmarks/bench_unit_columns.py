@@ -6,9 +6,10 @@ column-major copies: the step as GNMF computed it before), in one process.
 
 Data: full TDT2 (the 9394 × 36093 tf-idf matrix of ``represent``, float32) and its factors
 after 20 iterations of scikit-learn's coordinate-descent NMF from NNDSVDa (basis columns scaled
-to unit length, the document factor scaled back), k = 30 by default. (Not its MU solver: 20 MU
-iterations leave 3 % of the basis subnormal, on which both sweeps take 27 ms.) Both run with one BLAS thread,
-as inside a fit (``loop_threads``). Repeats interleaved; medians; ratio = textcluster / NumPy.
+to unit length, the document factor scaled back), k = 30 by default. (Not its MU solver: 20
+MU iterations leave 3 % of the basis subnormal, on which both sweeps take 27 ms.) Both run
+with one BLAS thread, as inside a fit (``loop_threads``). Repeats interleaved; medians;
+ratio = textcluster / NumPy.
 The least work of a sweep: k passes of k multiply-adds over the m × k basis (m k² FMAs); the
 NumPy sweep reads all of ``U`` once per column (k · m · k · 4 bytes), the compiled one about
 ``block`` + 4 columns per column.

@@ -167,11 +167,11 @@ def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None
     """One U-update, then one V-update (λ, graph ``W`` and ``degree`` for GNMF), in place.
 
     The U-update is Lee & Seung's, or with ``unit_basis`` the exact unit-column step
-    (:func:`unit_basis_step`) and the V-update floored at :func:`normal_floor`. Each multiplicative update is applied block by block in the
-    thread that computed that block of its sparse product (``XᵀV``, then ``XU``), so the
-    elementwise work runs on every core while the block is still in cache. ``VtV = VᵀV`` and
-    ``WV = W V`` of the current ``V`` may be passed when already computed (by the previous
-    objective). Returns ``XU`` and ``UᵀU``."""
+    (:func:`unit_basis_step`) and the V-update floored at :func:`normal_floor`. Each
+    multiplicative update is applied block by block in the thread that computed that block of
+    its sparse product (``XᵀV``, then ``XU``), so the elementwise work runs on every core while
+    the block is still in cache. ``VtV = VᵀV`` and ``WV = W V`` of the current ``V`` may be
+    passed when already computed (by the previous objective). Returns ``XU`` and ``UᵀU``."""
     VtV = V.T @ V if VtV is None else VtV
     if unit_basis:
         unit_basis_step(U, X.tdot(V), VtV)
