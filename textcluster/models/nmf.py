@@ -117,6 +117,9 @@ def normal_floor(V):
     return float(np.sqrt(np.finfo(V.dtype).tiny))
 
 
+UNIT_NORM_TOLERANCE = 1e-4  # a unit column in float32, with room for its rounding
+
+
 def unit_basis_step(U, XtV, VtV, term_graph=None):
     """Each basis column in turn set to the best fit on the non-negative unit sphere.
 
@@ -149,7 +152,9 @@ def unit_basis_step(U, XtV, VtV, term_graph=None):
 
 def _term_graph_columns(U, XtV, VtV, term_graph):
     """:func:`unit_basis_step` with a term graph on column-major ``U`` and ``XtV``
-    (overwritten)."""
+    (overwritten). A column not yet of unit length (a caller's start) takes the step
+    unconditionally, as it does without a term graph: the majorizer bounds the objective on
+    the sphere only, so comparing against a column off it would keep that column forever."""
     mu, Wt, degree = term_graph
     for k in range(U.shape[1]):
         r = XtV[:, k]
@@ -158,7 +163,9 @@ def _term_graph_columns(U, XtV, VtV, term_graph):
         u0 = U[:, k]
         r += mu * (Wt @ u0 + degree * u0)
         u = sphere_quadratic(r, 2.0 * mu * degree)
-        if u is not None and sphere_value(u, r, mu, degree) <= sphere_value(u0, r, mu, degree):
+        on_sphere = abs(np.linalg.norm(u0) - 1.0) <= UNIT_NORM_TOLERANCE
+        if u is not None and (not on_sphere or sphere_value(u, r, mu, degree)
+                              <= sphere_value(u0, r, mu, degree)):
             U[:, k] = u
 
 
