@@ -3,7 +3,7 @@
 SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
 into blocks of equal non-zero count and multiplying them in threads uses every core. Where
 the ``fast`` extra is installed each block is multiplied by MKL's sparse BLAS instead (2.5×
-SciPy's speed on TDT2, one thread each; ``benchmarks/bench_gnmf_profile.py``).
+SciPy's speed on TDT2, one thread each; ``benchmarks/bench_floor.py``).
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
 :func:`gram_matrix` is the one dense ``X Xᵀ`` of the package. :func:`sphere_quadratic` is the
 small dense solver of the unit-column step of GNMF and ANMF (a separable quadratic on the

@@ -186,7 +186,6 @@ def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None
         X.tdot(V, rowwise=lambda s, e, XtV: update_basis(U[s:e], V, XtV, VtV))
     UtU = U.T @ U
     WV = W @ V if W is not None and WV is None else WV
-
     floor = normal_floor(V) if unit_basis else 0.0
 
     def update_rows(s, e, XU):
