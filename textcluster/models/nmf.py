@@ -111,7 +111,7 @@ def normal_floor(V):
     and then sticks at 0, where no later update can move it even when a stronger graph term
     would. Along GNMF's λ path on TDT2 (float32) up to 4 % of ``V`` was subnormal and the
     path's median iteration took 26.7 ms instead of 18.6 with the floor (the whole default fit
-    19.1 → 16.4 s, the same λ and clusters). The floor is 10¹⁷ times below the entries' scale
+    19.1 → 16.4 s, the same λ and NMI). The floor is 10¹⁷ times below the entries' scale
     (unit tf-idf rows), far below float32's resolution of any sum it enters. The papers'
     scalings keep their exact updates, so the reproductions stay as they were."""
     return float(np.sqrt(np.finfo(V.dtype).tiny))
