@@ -8,6 +8,10 @@ clear — NMF's NMI − 0.01 and max(k-means, LSA + k-means) − 0.02 — and wh
 the λ each selection chose.
 
 Usage: python reports/defaults_panel.py [--ledger runs/defaults_panel] [--out DIR]
+
+The ledger the committed table was made from is kept beside it
+(``reports/defaults_panel/ledger.sqlite``); copied to ``runs/defaults_panel/`` it lets
+``textcluster batch pipelines/defaults_panel.toml`` run only the jobs it does not hold yet.
 """
 
 import argparse
