@@ -114,7 +114,8 @@ def main():
     corpora = list(dict.fromkeys(jobs["corpus"]))
     lines, passed = table(rows, corpora)
     counts = ", ".join(f"{m} {p} of {n}" for m, (p, n) in passed.items())
-    others = ", ".join(f"{m} {p} of {n}" for m, (p, n) in cleared(rows, corpora, OTHERS).items())
+    others = ", ".join(f"{m} {p} of {n}" for m, (p, n) in cleared(rows, corpora, OTHERS).items()
+                       if n) or "none (not in this ledger)"
     text = "\n".join([
         "# Defaults on the development panel, TDT2 and Reuters: the acceptance table",
         "",
