@@ -23,8 +23,8 @@ from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
                     TermGraphFit, check_custom_factor, extend, kept_copy, shared_parameters)
 from ._linalg import SparseOperator, graph_products
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
-from .nmf import (GNMF, GraphContext, fit_scale, normal_floor, normalize_basis,
-                  reconstruction_error, unit_basis_step, update_documents)
+from .nmf import (GNMF, GraphContext, fit_scale, normalize_basis, reconstruction_error,
+                  unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,
     l2_half_penalty,
@@ -190,8 +190,8 @@ class ANMF(TermGraphFit, GNMF):
             WtU = ctx.Wt @ U if mu else None
             update_documents(U, X.tdot(V), V.T @ V, mu, WtU, ctx.term_degree)  # eq. 9
         XU, UtU = X.dot(U), U.T @ U
-        floor = normal_floor(V) if self.scaling == "unit-basis" else 0.0
-        update_documents(V, XU, UtU, ctx.lam, ctx.W @ V, ctx.degree, floor)  # eq. 10
+        update_documents(V, XU, UtU, ctx.lam, ctx.W @ V, ctx.degree,
+                         self._document_floor(V))  # eq. 10
         error = reconstruction_error(ctx.X_norm2, V, XU, UtU)
         return error + self._graph_term(V, ctx) + self._term_graph_term(U, ctx)
 

@@ -170,11 +170,11 @@ def _term_graph_columns(U, XtV, VtV, term_graph):
 
 
 def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None,
-                        unit_basis=False):
+                        unit_basis=False, floor=0.0):
     """One U-update, then one V-update (λ, graph ``W`` and ``degree`` for GNMF), in place.
 
     The U-update is Lee & Seung's, or with ``unit_basis`` the exact unit-column step
-    (:func:`unit_basis_step`) and the V-update floored at :func:`normal_floor`. Each
+    (:func:`unit_basis_step`); the V-update is floored at ``floor`` when given. Each
     multiplicative update is applied block by block in the thread that computed that block of
     its sparse product (``XᵀV``, then ``XU``), so the elementwise work runs on every core while
     the block is still in cache. ``VtV = VᵀV`` and ``WV = W V`` of the current ``V`` may be
@@ -186,7 +186,6 @@ def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None
         X.tdot(V, rowwise=lambda s, e, XtV: update_basis(U[s:e], V, XtV, VtV))
     UtU = U.T @ U
     WV = W @ V if W is not None and WV is None else WV
-    floor = normal_floor(V) if unit_basis else 0.0
 
     def update_rows(s, e, XU):
         graph = (None, None) if W is None else (WV[s:e], degree[s:e])
@@ -543,6 +542,11 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     def _graph_term(self, V, ctx):
         return self._graph_products(V, ctx)[1]
 
+    def _document_floor(self, V):
+        """The floor of the document factor's update: :func:`normal_floor` with unit basis
+        columns, none with the papers' scalings."""
+        return normal_floor(V) if self.scaling == "unit-basis" else 0.0
+
     def _graph_products(self, V, ctx, out=None):
         """``W V`` (in ``out`` when given) and ``λ tr(Vᵀ L V)`` (:func:`graph_products`)."""
         smoothness, WV = graph_products(ctx.W, V, ctx.degree, out)
@@ -554,7 +558,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         U, V, W, degree = factors.U, factors.V, ctx.W, ctx.degree
         factors.seen = kept_copy(V, factors.seen)
         XU, UtU = multiplicative_step(ctx.X, U, V, ctx.lam, W, degree, VtV=factors.VtV,
-                                      WV=factors.WV, unit_basis=self.scaling == "unit-basis")
+                                      WV=factors.WV, unit_basis=self.scaling == "unit-basis",
+                                      floor=self._document_floor(V))
         factors.WV, graph_term = self._graph_products(V, ctx, out=factors.WV)
         factors.VtV = V.T @ V
         return reconstruction_error(ctx.X_norm2, V, XU, UtU, factors.VtV) + graph_term
