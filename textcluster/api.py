@@ -20,7 +20,7 @@ from .pipeline.job import Progress
 Settings = Mapping[str, Any] | Iterable[str | tuple[str, Any]]  # {"lam": 10}, ["lam=10"]
 
 
-def run(data: Any, model: str = "gnmf", k: int | None = None, seed: int = 0,
+def run(data: Any, model: str = "gnmf", k: int | str | None = None, seed: int = 0,
         data_dir: str | None = None,
         settings: Settings | None = None,
         progress: Progress | None = None, labeled_fraction: float | None = None,
@@ -38,8 +38,10 @@ def run(data: Any, model: str = "gnmf", k: int | None = None, seed: int = 0,
         ``settings={"text_column": ...}``), or a :class:`Corpus`.
     model : str
         A model name (``textcluster models`` lists them).
-    k : int, optional
-        Number of clusters; default the number of classes of a labelled corpus.
+    k : int, "auto" or "min:max", optional
+        Number of clusters; default the number of classes of a labelled corpus. ``"auto"``
+        (or a range ``"2:40"``): chosen without labels before the fit (candidates 2–30 for
+        ``"auto"``; :mod:`textcluster.models.cluster_count`).
     seed : int
         Random seed of the model (and of the labelled documents drawn for it).
     data_dir : str, optional

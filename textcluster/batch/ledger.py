@@ -162,7 +162,7 @@ def job_row(job, result: dict) -> dict:
     row = {
         "key": job.key, "pipeline": job.pipeline, "corpus": job.corpus,
         "selection": job.selection, "model": job.model, "variant": job.variant,
-        "params": job.params, "k": result.get("k", job.k), "draw": job.draw, "seed": job.seed,
+        "params": job.params, "k": result.get("k", _fixed(job.k)), "draw": job.draw, "seed": job.seed,
         "protocol": job.protocol, "labeled": result.get("labeled", job.labeled),
         **{name: result.get(name) for name in ("status", "metrics", "objective", "timings",
                                                "error", "started", "finished", "host",
@@ -172,6 +172,11 @@ def job_row(job, result: dict) -> dict:
         if row[name] is not None:
             row[name] = json.dumps(row[name], sort_keys=True)
     return row
+
+
+def _fixed(k):
+    """The ``k`` column of a job that did not finish: None when k was to be chosen."""
+    return None if isinstance(k, str) else k
 
 
 # -- checking and repair -------------------------------------------------------------------------

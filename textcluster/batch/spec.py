@@ -26,7 +26,7 @@ from .._compat import InvalidParameterError
 from .._errors import InvalidInputError
 from ..corpora import Corpus
 from ..corpora.loaders import loader_options, resolve_loader
-from ..models import MODELS, SEMI_SUPERVISED, make_model
+from ..models import MODELS, SEMI_SUPERVISED, candidate_range, make_model
 from ..pipeline import PREPROCESS_DEFAULTS, Job
 from ..registry import UnknownNameError
 from .methods import check_published
@@ -288,10 +288,9 @@ def _check_unique(corpora, models, where):
             for variant, params in model.points():
                 identity = json.dumps([variant, params], sort_keys=True)
                 if identity in points:
-                    raise InvalidInputError(
-                        f"{where}: model {name!r} with the settings {variant or params!r} is "
-                        "listed twice (in two [[models]] entries); remove one"
-                    )
+                    raise InvalidInputError(f"{where}: model {name!r} with the settings "
+                                            f"{variant or params!r} is listed twice (in two "
+                                            "[[models]] entries); remove one")
                 points.add(identity)
 
 
@@ -335,16 +334,18 @@ def _documents(table, kind, where):
 
 
 def _cluster_counts(spec, documents, where):
-    """``k``: an integer, a list, ``{from = 2, to = 10, step = 1}`` (both ends included), or
-    ``"classes"`` (full documents only: the number of classes of the selection)."""
+    """``k``: an integer, a list, ``{from = 2, to = 10, step = 1}`` (both ends included); for
+    full documents ``"classes"`` (their number) or ``"auto"`` / ``"min:max"`` (chosen)."""
     if spec is None:
         if documents == "full":
             return [None]
         raise InvalidInputError(f"{where}: class-subset needs k, e.g. k = {{from = 2, to = 10}}")
-    if spec == "classes":
+    if isinstance(spec, str):  # "classes", or "auto" / "min:max": each job's model chooses k
         if documents != "full":
-            raise InvalidInputError(f"{where}: k = \"classes\" needs documents = \"full\"")
-        return [None]
+            raise InvalidInputError(f"{where}: k = {spec!r} needs documents = \"full\"")
+        if spec != "classes":
+            candidate_range(spec)  # refuses what is not "auto" or "min:max"
+        return [None if spec == "classes" else spec]
     if isinstance(spec, dict):
         _check_keys(spec, ("from", "to", "step"), f"{where} k")
         start, stop, step = spec.get("from"), spec.get("to"), spec.get("step", 1)
@@ -359,7 +360,7 @@ def _cluster_counts(spec, documents, where):
     if not values or not all(_is_int(v) and 1 <= v <= MAX_K for v in values):
         raise InvalidInputError(
             f"{where}: k = {spec!r} must be a positive integer (at most {MAX_K}), a list of "
-            "them, {from = 2, to = 10} or \"classes\""
+            "them, {from = 2, to = 10}, \"classes\", \"auto\" or \"min:max\""
         )
     _check_distinct(values, f"{where}: k")
     return values

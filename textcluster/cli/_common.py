@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._compat import InvalidParameterError
 from .._errors import TextclusterError
+from ..models import candidate_range
 from ..progress import reporting_progress
 
 
@@ -77,3 +78,23 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.__exit__(*exc)
         return False
+
+
+class ClusterCountParam(click.ParamType):
+    """``--k``: a number of clusters ≥ 1, ``auto`` or a range ``MIN:MAX`` to choose it in."""
+
+    name = "K|auto|MIN:MAX"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+            number = int(value)
+            if number >= 1:
+                return number
+        else:
+            try:
+                candidate_range(value)
+                return value.strip()
+            except TextclusterError:
+                pass
+        self.fail(f"{value!r} is not a number of clusters ≥ 1, 'auto' or a range MIN:MAX "
+                  "(1 ≤ MIN < MAX)", param, ctx)

@@ -14,7 +14,7 @@ from ..pipeline.bundle import Bundle, check_save
 from ..pipeline.export import OVER_TIME_FILE, top_terms, write_run
 from ..pipeline.timeline import PERIODS
 from ..report import plots
-from ._common import ProgressBar, data_dir_option, user_errors
+from ._common import ClusterCountParam, ProgressBar, data_dir_option, user_errors
 
 METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 
@@ -23,8 +23,10 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
 @click.argument("corpus")
 @click.option("--model", "-m", default="gnmf", show_default=True,
               help=f"Model name: {', '.join(MODELS.names())} (textcluster models).")
-@click.option("--k", "-k", type=click.IntRange(min=1), default=None,
-              help="Number of clusters (default: number of classes).")
+@click.option("--k", "-k", type=ClusterCountParam(), default=None,
+              help="Number of clusters (default: number of classes); 'auto' chooses it without "
+                   "labels among 2-30, 'MIN:MAX' among MIN-MAX (the criterion's curve in "
+                   "run.json: cluster_count).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Folder for clusters.csv, cluster_terms.csv, metrics.json, run.json.")
@@ -70,6 +72,7 @@ def run_command(corpus, model, k, seed, out, settings, n_terms, labeled_fraction
       textcluster run reuters-cai --model gnmf -k 20 --set lam=100 --set scaling=cai
       textcluster run citeulike-t:tags --model gnmf --k 20 --set graph=citations
       textcluster run my_docs.csv --set text_column=body --set label_column=topic
+      textcluster run my_docs.csv --k auto
       textcluster run tdt2 --model sodnmf --labeled-fraction 0.1
     """
     MODELS.get(model, suggest=True)  # an unknown name fails before the folder is made
@@ -133,6 +136,12 @@ def format_table(result):
     if selection is not None:
         lines.append(f"  {'lam':<16}{m['lam']:g}, chosen without labels among "
                      f"{len(selection['candidates'])} candidates (run.json: lam_selection)")
+    count = getattr(result.model, "cluster_count_", None)
+    if count is not None:
+        candidates = count["candidates"]
+        lines.append(f"  {'k':<16}{count['k']}, chosen without labels among "
+                     f"{candidates[0]}-{candidates[-1]} in {count['seconds']:.0f}s "
+                     "(run.json: cluster_count)")
     timing = ", ".join(f"{stage} {sec:.1f}s" for stage, sec in result.timings.items())
     lines.append(f"  {'time':<16}{timing}")
     return "\n".join(lines)

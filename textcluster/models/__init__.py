@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 
 from ..registry import Registry
 from .baselines import KMeansBaseline, LSIKMeans
+from .cluster_count import candidate_range, choose_n_clusters
 from .nmf import GNMF, NMF
 from .concept import CF, GRSCF, LCCF
 from .convex import ConvexNMF
@@ -45,10 +46,17 @@ DOCUMENT_GRAPH = MODELS.flagged("uses_document_graph")
 
 
 def chosen_settings(model: BaseEstimator) -> dict[str, Any]:
-    """The settings a fitted model chose itself without labels (the graph strength ``lam``),
-    for the metrics and the ledger; empty when it chose none."""
-    lam = getattr(model, "lam_", None)
-    return {} if getattr(model, "lam_selection_", None) is None else {"lam": lam}
+    """The settings a fitted model chose itself without labels, for the metrics and the
+    ledger: the graph strength ``lam`` and, for ``n_components="auto"``, the criterion curve
+    of the number of clusters, ``cluster_count`` (the k chosen is the metrics' ``n_clusters``
+    and the ledger's ``k``); empty when it chose none."""
+    chosen = {}
+    if getattr(model, "lam_selection_", None) is not None:
+        chosen["lam"] = model.lam_
+    count = getattr(model, "cluster_count_", None)
+    if count is not None:
+        chosen["cluster_count"] = {name: count[name] for name in ("candidates", "instability")}
+    return chosen
 
 
 def make_model(name: str, **params: Any) -> BaseEstimator:
@@ -65,6 +73,7 @@ def make_model(name: str, **params: Any) -> BaseEstimator:
     return cls(**params)
 
 
-__all__ = ["MODELS", "SEMI_SUPERVISED", "DOCUMENT_GRAPH", "chosen_settings", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF", "SODNMF",
-           "ConstrainedNMF", "DNMF", "GSNMFC", "ConvexNMF", "CF", "LCCF", "GRSCF",
+__all__ = ["MODELS", "SEMI_SUPERVISED", "DOCUMENT_GRAPH", "candidate_range", "choose_n_clusters",
+           "chosen_settings", "make_model", "KMeansBaseline", "LSIKMeans", "NMF", "GNMF", "ANMF",
+           "SODNMF", "ConstrainedNMF", "DNMF", "GSNMFC", "ConvexNMF", "CF", "LCCF", "GRSCF",
            "PNMF", "AGPNMF", "KernelAGPNMF"]

@@ -53,6 +53,7 @@ from ..assign import AssignmentRule, fit_assignment
 from ..progress import progress_step
 from ..text.tfidf import distinct_rows
 from ._codes import basis_codes
+from .cluster_count import NComponents, N_COMPONENTS, chosen_n_components
 from ._state import FittedState
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
@@ -82,8 +83,11 @@ LABELLED_FIT_CHECKS = {
 # A docstring's line ``{n_components}`` or ``{loop parameters}`` (the other eight) becomes
 # these entries (:func:`shared_parameters`).
 SHARED_PARAMETERS = {
-    "n_components": """int ≥ 1, default={default}
-    Number of factors, and of clusters.""",
+    "n_components": """int ≥ 1, "auto", "min:max" or (int, int), default={default}
+    Number of factors, and of clusters; ``"auto"`` or a range (``"2:40"``, ``(2, 40)``):
+    chosen in that range (``"auto"``: 2–30) without labels before the fit
+    (:mod:`textcluster.models.cluster_count`; the fitted ``n_components_`` and the
+    choice's curve ``cluster_count_``).""",
     "max_iter": """int ≥ 1, default={default}
     Total iterations of the kept run, restarts included.""",
     "tol": """float ≥ 0, default={default}
@@ -254,13 +258,13 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
 
     semi_supervised: ClassVar[bool] = False  # fit(X, y) takes partial labels (-1: none)
     _state_attributes: ClassVar[tuple[str, ...]] = (
-        "n_features_in_", "components_", "cluster_centers_", "labels_")
+        "n_features_in_", "n_components_", "components_", "cluster_centers_", "labels_")
     uses_document_graph: ClassVar[bool] = False  # fit(X, graph=...) uses a document graph
     # scikit-learn's estimator checks this model fails, with why (strict xfails in the tests)
     _expected_failed_checks: ClassVar[dict[str, str]] = CLUSTERING_CHECK
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": N_COMPONENTS,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -271,7 +275,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components: int = 8, *, max_iter: int = 100, tol: float = 0.0,
+    def __init__(self, n_components: NComponents = 8, *, max_iter: int = 100, tol: float = 0.0,
                  n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -337,6 +341,10 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``
         takes (``graph``; ``term_graph`` too for the dual-graph models)."""
         self._validate_params()
+        with chosen_n_components(self, X):
+            return self._fit_chosen(X, y, W, H, **data)
+
+    def _fit_chosen(self, X, y, W, H, **data):
         X = self._check_input(X, reset=True)
         clock = [time.perf_counter()]
         ctx = self._prepare(X, y, **data)

@@ -17,6 +17,7 @@ from .._compat import Interval
 from .._errors import InvalidInputError
 from ..assign import AssignmentRule
 from ._base import MatrixLike, Seed
+from .cluster_count import NComponents, N_COMPONENTS, chosen_n_components
 from ._state import FittedState, State
 
 
@@ -28,8 +29,10 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
 
     Parameters
     ----------
-    n_components : int ≥ 1, default=8
-        Number of clusters.
+    n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
+        Number of clusters; ``"auto"`` (2–30) or a range (``"2:40"``, ``(2, 40)``):
+        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
+        ``n_components_`` and the choice's curve ``cluster_count_``).
     n_init : int ≥ 1, default=10
         k-means runs from k-means++ starts; the one with the lowest inertia is kept.
     max_iter : int ≥ 1, default=300
@@ -46,16 +49,16 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
     semi_supervised: ClassVar[bool] = False
     uses_document_graph: ClassVar[bool] = False
     _state_attributes: ClassVar[tuple[str, ...]] = (
-        "n_features_in_", "cluster_centers_", "labels_", "n_iter_")
+        "n_features_in_", "n_components_", "cluster_centers_", "labels_", "n_iter_")
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": N_COMPONENTS,
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components: int = 8, *, n_init: int = 10, max_iter: int = 300,
+    def __init__(self, n_components: NComponents = 8, *, n_init: int = 10, max_iter: int = 300,
                  random_state: Seed = None) -> None:
         self.n_components = n_components
         self.n_init = n_init
@@ -66,9 +69,10 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
         """Cluster the rows of ``X`` (``y`` and ``graph`` are ignored)."""
         self._validate_params()
         X = validate_data(self, X, accept_sparse="csr", dtype=["float64", "float32"])
-        _check_k(self.n_components, X.shape[0])
-        rows = self._represent(X, fitting=True)
-        self.kmeans_ = self._kmeans().fit(rows)
+        with chosen_n_components(self, X):
+            _check_k(self.n_components, X.shape[0])
+            rows = self._represent(X, fitting=True)
+            self.kmeans_ = self._kmeans(self.n_components).fit(rows)
         self.n_iter_ = self.kmeans_.n_iter_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.assignment_rule().predict(rows)
@@ -100,14 +104,14 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
 
     def _restore_state(self, state: State) -> None:
         """The fitted k-means from its centroids (all its ``transform`` reads)."""
-        kmeans = self._kmeans()
+        kmeans = self._kmeans(len(self.cluster_centers_))
         kmeans.cluster_centers_ = self.cluster_centers_
         kmeans.n_features_in_ = self.cluster_centers_.shape[1]
         kmeans.labels_, kmeans.n_iter_ = self.labels_, self.n_iter_
         self.kmeans_ = kmeans
 
-    def _kmeans(self):
-        return KMeans(self.n_components, n_init=self.n_init, max_iter=self.max_iter,
+    def _kmeans(self, n_clusters):
+        return KMeans(n_clusters, n_init=self.n_init, max_iter=self.max_iter,
                       random_state=self.random_state)
 
     def _represent(self, X, fitting):
@@ -131,8 +135,10 @@ class LSIKMeans(KMeansBaseline):
 
     Parameters
     ----------
-    n_components : int ≥ 1, default=8
-        Number of clusters.
+    n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
+        Number of clusters; ``"auto"`` (2–30) or a range (``"2:40"``, ``(2, 40)``):
+        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
+        ``n_components_`` and the choice's curve ``cluster_count_``).
     n_dims : int ≥ 1 or None, default=None
         Dimensions of the SVD; None: ``n_components`` (at most the number of terms − 1).
     normalize : bool, default=True
@@ -157,7 +163,7 @@ class LSIKMeans(KMeansBaseline):
     }
     _state_attributes = KMeansBaseline._state_attributes + ("n_dims_", "svd_components_")
 
-    def __init__(self, n_components: int = 8, *, n_dims: int | None = None,
+    def __init__(self, n_components: NComponents = 8, *, n_dims: int | None = None,
                  normalize: bool = True, n_init: int = 10, max_iter: int = 300,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, n_init=n_init, max_iter=max_iter,

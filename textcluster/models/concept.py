@@ -48,6 +48,7 @@ from ._kernel import (KernelContext, custom_concept_start, kernel_context, kerne
 from ._linalg import graph_products
 from .baselines import LSIKMeans
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
+from .cluster_count import NComponents
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
     NCWWeighting, WeightedGraphAttachment, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
@@ -168,7 +169,7 @@ class CF(NCWWeighting):
     ``components_``.
     """
 
-    def __init__(self, n_components: int = 8, *, ncw: bool = True, max_iter: int = 200,
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool = True, max_iter: int = 200,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -299,7 +300,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
                  weighting: str = "cosine",
                  graph_method: str = "auto", scaling: str = "scale-free", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
@@ -394,7 +395,7 @@ class GRSCF(LCCF):
 
     semi_supervised = True
 
-    def __init__(self, n_components: int = 8, *, lam: float | str = 100.0, n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = 100.0, n_neighbors: int = 5,
                  weighting: str = "cosine",
                  graph_method: str = "auto", scaling: str = "cai", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,

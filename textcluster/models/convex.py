@@ -22,6 +22,7 @@ from .._compat import StrOptions
 from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, shared_parameters
 from ._codes import nonnegative_codes
 from ._kernel import custom_concept_start, kernel_context, kernel_fit_error, normalize_concepts
+from .cluster_count import NComponents
 from .projective import projection_ratio, projective_code_map, stationarity_system
 
 
@@ -129,7 +130,7 @@ class ConvexNMF(FactorizationModel):
     }
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
-    def __init__(self, n_components: int = 8, *, variant: str = "convex", max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, variant: str = "convex", max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

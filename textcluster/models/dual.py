@@ -23,6 +23,7 @@ from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
                     TermGraphFit, check_custom_factor, extend, kept_copy, shared_parameters)
 from ._linalg import SparseOperator, graph_products
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
+from .cluster_count import NComponents
 from .nmf import (GNMF, GraphContext, fit_scale, normalize_basis, reconstruction_error,
                   unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
@@ -134,7 +135,7 @@ class ANMF(TermGraphFit, GNMF):
         **TERM_GRAPH_CONSTRAINTS,
     }
 
-    def __init__(self, n_components: int = 8, *, lam: float | str = "auto",
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  mu: float | None = None, n_neighbors: int = 7, weighting: str = "binary",
                  graph_method: str = "auto",
                  term_neighbors: int = 7, term_weighting: str = "binary",
@@ -374,7 +375,7 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         **TERM_GRAPH_CONSTRAINTS,
     }
 
-    def __init__(self, n_components: int = 8, *, alpha: float = 100.0, beta: float = 0.01,
+    def __init__(self, n_components: NComponents = 8, *, alpha: float = 100.0, beta: float = 0.01,
                  theta: float = 0.01, scaling_matrix: bool = True, n_neighbors: int = 5,
                  weighting: str = "heat",
                  graph_method: str = "auto", term_neighbors: int = 5, term_weighting: str = "heat",

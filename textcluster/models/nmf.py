@@ -26,6 +26,7 @@ from ._linalg import (SparseOperator, column_major, graph_products, locality_ord
                       sphere_quadratic, sphere_value, unit_columns)
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
+from .cluster_count import NComponents
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 
 
@@ -287,7 +288,7 @@ class NMF(NCWWeighting):
         "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
     }
 
-    def __init__(self, n_components: int = 8, *, ncw: bool = False, max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool = False, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -470,7 +471,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         "graph_check": ["boolean"],
     }
 
-    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
                  weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "unit-basis", graph_check: bool = True,
                  ncw: bool = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,

@@ -65,6 +65,7 @@ from ._gram import (
 )
 from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
+from .cluster_count import NComponents
 
 DEFAULT_GAMMA = 100.0  # scale-free γ of AGPNMF (see its docstring)
 
@@ -246,7 +247,7 @@ class PNMF(FactorizationModel):
                               "accelerate": ["boolean"]}
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
-    def __init__(self, n_components: int = 8, *, accelerate: bool = True, max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, accelerate: bool = True, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -413,7 +414,7 @@ class AGPNMF(LearnedGraphAttachment, PNMF):
         "scaling": [StrOptions({"scale-free", "paper"})],
     }
 
-    def __init__(self, n_components: int = 8, *, gamma: float = DEFAULT_GAMMA,
+    def __init__(self, n_components: NComponents = 8, *, gamma: float = DEFAULT_GAMMA,
                  alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
                  n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
                  accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,

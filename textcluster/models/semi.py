@@ -27,6 +27,7 @@ from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
 from ._base import EPS, LABELLED_FIT_CHECKS, Seed, extend, shared_parameters
 from ._parameters import parameter_entries
+from .cluster_count import NComponents
 from .nmf import (
     GNMF,
     NMF,
@@ -402,7 +403,7 @@ class GSNMFC(_LabelConstrained, GNMF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components: int = 8, *, lam: float | str = "auto", beta: float = 1e-3,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", beta: float = 1e-3,
                  n_neighbors: int = 5, weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "scale-free",
                  graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
@@ -514,7 +515,7 @@ class DNMF(NMF):
         "alpha": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components: int = 8, *, alpha: float = 0.1, ncw: bool = False,
+    def __init__(self, n_components: NComponents = 8, *, alpha: float = 0.1, ncw: bool = False,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

@@ -131,6 +131,7 @@ def write_run(result, out_dir, period="auto"):
     run = {**result.params, "versions": versions(),
            "n_iter": getattr(result.model, "n_iter_", None),
            "lam_selection": getattr(result.model, "lam_selection_", None),
+           "cluster_count": getattr(result.model, "cluster_count_", None),
            "objective_history": _history(result.model)}
     atomic_write(out / "run.json", json.dumps(run, indent=2) + "\n")
     return out

@@ -46,7 +46,7 @@ class Job:
     model: str
     variant: str
     params: dict
-    k: int | None  # None: the number of classes of the selection
+    k: int | str | None  # None: the number of classes; "auto" or "min:max": chosen by the model
     draw: int | None  # None: all documents of the selection
     seed: int
     protocol: str
@@ -197,7 +197,7 @@ def run_job(job: Job, progress: Progress | None = None,
         rows = select_documents(rep.corpus, job)
         corpus = rep.corpus if job.draw is None else rep.corpus.subset(rows)
         k = job.k or _n_classes(corpus, job)
-        if job.draw is None:  # a class draw has at least k classes by construction
+        if job.draw is None and not isinstance(k, str):  # a draw has k classes by construction
             check_k(k, rep)
         labeled, y = labelled_documents(corpus, job)
         graph = document_graph(rep.corpus, rows, job)
@@ -206,6 +206,7 @@ def run_job(job: Job, progress: Progress | None = None,
     with timer.stage("fit"), progress("factorizing", planned() if planned else 1):
         X = rep.X if job.draw is None else rep.X[rows]
         embedding = model.fit_transform(X, y, **({} if graph is None else {"graph": graph}))
+        k = model.n_components_  # "auto": the k chosen
     with timer.stage("evaluate"):
         metrics = {**score(corpus.labels, model.labels_, y), **chosen_settings(model)}
     return JobResult(job, rep, rows, corpus, k, labeled, model, model.labels_, embedding,

@@ -35,6 +35,7 @@ __all__ = [
     "ablation_bars",
     "clip_limits",
     "clusters_over_time",
+    "criterion_curves",
     "metric_vs_k",
     "metric_vs_parameter",
     "objective_traces",
@@ -212,6 +213,24 @@ def objective_traces(traces: Sequence[tuple[str, Sequence[float]]], title: str =
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective")
+    _legend(figure, ax)
+    return figure
+
+
+def criterion_curves(curves: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+                     xlabel: str, ylabel: str, title: str = "") -> Figure:
+    """A label-free criterion against the setting it chooses, one line per run (e.g. the
+    instability of ``--k auto`` against k). ``curves``: ``[(label, x, y), ...]``; a label
+    repeated is drawn in its first colour and named once."""
+    figure, ax = _figure(title)
+    palette = require_matplotlib().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    colours: dict[str, str] = {}
+    for label, x, y in curves:
+        named = label not in colours
+        colour = colours.setdefault(label, palette[len(colours) % len(palette)])
+        ax.plot(x, y, color=colour, linewidth=1, marker=".", label=label if named else None)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     _legend(figure, ax)
     return figure
 

@@ -209,6 +209,27 @@ def _write_section(writer, section, metrics):
         _write_convergence(writer, section, present)
     elif present:  # an unknown protocol: tabulate by k
         _write_k_tables(writer, section, present)
+    _write_cluster_counts(writer, section)
+
+
+def _write_cluster_counts(writer, section):
+    """The criterion curves of the jobs whose k was chosen without labels (``k = "auto"``)."""
+    column = "metric.cluster_count"
+    if column not in section.rows:
+        return
+    curves = {}  # the criterion does not depend on the model: one curve per seed
+    for seed, count in zip(section.rows["seed"], section.rows[column]):
+        if isinstance(count, dict):
+            curves.setdefault(f"seed {seed}", (count["candidates"], count["instability"]))
+    curves = [(label, x, y) for label, (x, y) in curves.items()]
+    if curves:
+        writer.plot(plots.criterion_curves(curves, "k", "instability (1 = chance)",
+                                           section.title),
+                    f"{section.slug}-cluster-count",
+                    f"The choice of k without labels on {section.corpus}: instability over "
+                    "random halves per candidate k, one line per seed (the smallest k within "
+                    "one standard error of the lowest is chosen; every model of a seed sees "
+                    "the same curve)")
 
 
 def axis_range(metric: str) -> tuple[float, float] | None:
