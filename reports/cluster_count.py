@@ -2,7 +2,7 @@
 
 For every corpus of the development panel, TDT2 and Reuters: the tf-idf rows as ``textcluster
 run`` makes them (``textcluster.pipeline.represent``), then
-``textcluster.models.cluster_count.choose_n_clusters`` with its defaults (candidates 2–30) for
+``textcluster.models.cluster_count.choose_n_clusters`` with its defaults (candidates 3–30) for
 seeds 0, 1 and 2, the k chosen, whether it is within ±30 % of the number of classes (the
 acceptance bar of ``--k auto``), the seconds it took and the criterion curve.
 
@@ -46,7 +46,8 @@ def measure(name, data_dir):
                "within_bar": bool(abs(choice.k - classes) <= BAR * classes),
                "seconds": choice.seconds,
                "candidates": json.dumps(choice.candidates),
-               "instability": json.dumps(choice.instability)}
+               "instability": json.dumps(choice.instability),
+               "std_error": json.dumps(choice.std_error)}
         print(row["corpus"], seed, classes, choice.k, choice.seconds, flush=True)
         yield row
 

@@ -40,7 +40,7 @@ def run(data: Any, model: str = "gnmf", k: int | str | None = None, seed: int = 
         A model name (``textcluster models`` lists them).
     k : int, "auto" or "min:max", optional
         Number of clusters; default the number of classes of a labelled corpus. ``"auto"``
-        (or a range ``"2:40"``): chosen without labels before the fit (candidates 2–30 for
+        (or a range ``"2:40"``): chosen without labels before the fit (candidates 3–30 for
         ``"auto"``; :mod:`textcluster.models.cluster_count`).
     seed : int
         Random seed of the model (and of the labelled documents drawn for it).

@@ -25,7 +25,7 @@ METRIC_ROWS = ["purity", "entropy", "nmi", "accuracy", "rand_index", "ari"]
               help=f"Model name: {', '.join(MODELS.names())} (textcluster models).")
 @click.option("--k", "-k", type=ClusterCountParam(), default=None,
               help="Number of clusters (default: number of classes); 'auto' chooses it without "
-                   "labels among 2-30, 'MIN:MAX' among MIN-MAX (the criterion's curve in "
+                   "labels among 3-30, 'MIN:MAX' among MIN-MAX (the criterion's curve in "
                    "run.json: cluster_count).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,

@@ -85,7 +85,7 @@ LABELLED_FIT_CHECKS = {
 SHARED_PARAMETERS = {
     "n_components": """int ≥ 1, "auto", "min:max" or (int, int), default={default}
     Number of factors, and of clusters; ``"auto"`` or a range (``"2:40"``, ``(2, 40)``):
-    chosen in that range (``"auto"``: 2–30) without labels before the fit
+    chosen in that range (``"auto"``: 3–30) without labels before the fit
     (:mod:`textcluster.models.cluster_count`; the fitted ``n_components_`` and the
     choice's curve ``cluster_count_``).""",
     "max_iter": """int ≥ 1, default={default}

@@ -30,7 +30,7 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
     Parameters
     ----------
     n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
-        Number of clusters; ``"auto"`` (2–30) or a range (``"2:40"``, ``(2, 40)``):
+        Number of clusters; ``"auto"`` (3–30) or a range (``"2:40"``, ``(2, 40)``):
         chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
         ``n_components_`` and the choice's curve ``cluster_count_``).
     n_init : int ≥ 1, default=10
@@ -136,7 +136,7 @@ class LSIKMeans(KMeansBaseline):
     Parameters
     ----------
     n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
-        Number of clusters; ``"auto"`` (2–30) or a range (``"2:40"``, ``(2, 40)``):
+        Number of clusters; ``"auto"`` (3–30) or a range (``"2:40"``, ``(2, 40)``):
         chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
         ``n_components_`` and the choice's curve ``cluster_count_``).
     n_dims : int ≥ 1 or None, default=None
