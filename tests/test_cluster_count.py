@@ -57,6 +57,14 @@ def test_too_few_documents_to_choose():
         choose_n_clusters(X)
 
 
+def test_candidates_stop_at_the_distinct_documents():
+    X, _ = planted_corpus(n_per_class=1, n_classes=4)
+    choice = choose_n_clusters(np.repeat(X.toarray(), 30, axis=0), random_state=0)
+    assert choice.candidates == [3, 4] and choice.k == 4
+    with pytest.raises(TextclusterError, match=r"\(2 distinct\) are too few"):
+        choose_n_clusters(np.repeat(X.toarray()[:2], 60, axis=0))
+
+
 @pytest.mark.parametrize("name", ["kmeans", "lsi-kmeans", "nmf", "gnmf"])
 def test_models_fit_the_chosen_k_and_keep_the_parameter(name):
     X, _ = planted_corpus(n_per_class=30, n_classes=4, seed=1)

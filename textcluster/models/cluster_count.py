@@ -65,6 +65,7 @@ from threadpoolctl import threadpool_limits
 
 from .._compat import Interval
 from .._errors import InvalidInputError
+from ..text.tfidf import distinct_rows
 
 AUTO_RANGE = (3, 30)
 """The candidates of ``n_components="auto"``: 3 to 30 clusters (fewer on small corpora)."""
@@ -130,7 +131,8 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
         The documents' rows.
     k_range : (int, int)
         The smallest and largest candidate; the largest is lowered so that half of the
-        documents give each cluster ``MIN_DOCS_PER_CLUSTER`` documents on average.
+        documents give each cluster ``MIN_DOCS_PER_CLUSTER`` documents on average, and to
+        the number of distinct documents.
     n_splits : int
         Random halvings per candidate.
     random_state : int, RandomState or None
@@ -140,11 +142,13 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
     n = X.shape[0]
     low, high = k_range
-    high = min(high, n // 2 // MIN_DOCS_PER_CLUSTER)
+    distinct = distinct_rows(X)
+    high = min(high, n // 2 // MIN_DOCS_PER_CLUSTER, distinct)
     if high < max(low, 2):
         raise InvalidInputError(
-            f"{n} documents are too few to choose the number of clusters in {k_range} "
-            f"(each half of them needs {MIN_DOCS_PER_CLUSTER} documents a cluster): give k")
+            f"{n} documents ({distinct} distinct) are too few to choose the number of "
+            f"clusters in {k_range} (each half of them needs {MIN_DOCS_PER_CLUSTER} documents "
+            "a cluster, and each cluster a distinct document): give k")
     rng = check_random_state(random_state)
     rows = _lsa_rows(X, rng)
     candidates = list(range(max(low, 2), high + 1))
@@ -182,7 +186,8 @@ def _instability(rows, order, k, rng):
     own = _kmeans(k, seeds[1]).fit(second).labels_
     chance = np.mean([_disagreement(rng.permutation(transferred), own, k)
                       for _ in range(SHUFFLES)])
-    return _disagreement(transferred, own, k) / chance if chance > 0 else 0.0
+    # one cluster in either labelling (duplicate documents) says nothing: chance level
+    return _disagreement(transferred, own, k) / chance if chance > 0 else 1.0
 
 
 def _kmeans(k, seed):
