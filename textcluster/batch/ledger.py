@@ -162,7 +162,8 @@ def job_row(job, result: dict) -> dict:
     row = {
         "key": job.key, "pipeline": job.pipeline, "corpus": job.corpus,
         "selection": job.selection, "model": job.model, "variant": job.variant,
-        "params": job.params, "k": result.get("k", _fixed(job.k)), "draw": job.draw, "seed": job.seed,
+        "params": job.params, "k": result.get("k", _fixed(job.k)), "draw": job.draw,
+        "seed": job.seed,
         "protocol": job.protocol, "labeled": result.get("labeled", job.labeled),
         **{name: result.get(name) for name in ("status", "metrics", "objective", "timings",
                                                "error", "started", "finished", "host",

@@ -53,8 +53,8 @@ from ..assign import AssignmentRule, fit_assignment
 from ..progress import progress_step
 from ..text.tfidf import distinct_rows
 from ._codes import basis_codes
-from .cluster_count import NComponents, N_COMPONENTS, chosen_n_components
 from ._state import FittedState
+from .cluster_count import N_COMPONENTS, NComponents, chosen_n_components
 
 EPS = 1e-10  # floor of every denominator (Cai's code)
 FIT_STAGES = ("prepare", "factorize", "assign")

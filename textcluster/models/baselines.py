@@ -17,8 +17,8 @@ from .._compat import Interval
 from .._errors import InvalidInputError
 from ..assign import AssignmentRule
 from ._base import MatrixLike, Seed
-from .cluster_count import NComponents, N_COMPONENTS, chosen_n_components
 from ._state import FittedState, State
+from .cluster_count import N_COMPONENTS, NComponents, chosen_n_components
 
 
 class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator):
@@ -31,8 +31,8 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
     ----------
     n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
         Number of clusters; ``"auto"`` (3–30) or a range (``"2:40"``, ``(2, 40)``):
-        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
-        ``n_components_`` and the choice's curve ``cluster_count_``).
+        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the
+        fitted ``n_components_`` and the choice's curve ``cluster_count_``).
     n_init : int ≥ 1, default=10
         k-means runs from k-means++ starts; the one with the lowest inertia is kept.
     max_iter : int ≥ 1, default=300
@@ -137,8 +137,8 @@ class LSIKMeans(KMeansBaseline):
     ----------
     n_components : int ≥ 1, "auto", "min:max" or (int, int), default=8
         Number of clusters; ``"auto"`` (3–30) or a range (``"2:40"``, ``(2, 40)``):
-        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the fitted
-        ``n_components_`` and the choice's curve ``cluster_count_``).
+        chosen without labels before the fit (:mod:`textcluster.models.cluster_count`; the
+        fitted ``n_components_`` and the choice's curve ``cluster_count_``).
     n_dims : int ≥ 1 or None, default=None
         Dimensions of the SVD; None: ``n_components`` (at most the number of terms − 1).
     normalize : bool, default=True

@@ -300,7 +300,8 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
+                 n_neighbors: int = 5,
                  weighting: str = "cosine",
                  graph_method: str = "auto", scaling: str = "scale-free", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
@@ -395,7 +396,8 @@ class GRSCF(LCCF):
 
     semi_supervised = True
 
-    def __init__(self, n_components: NComponents = 8, *, lam: float | str = 100.0, n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = 100.0,
+                 n_neighbors: int = 5,
                  weighting: str = "cosine",
                  graph_method: str = "auto", scaling: str = "cai", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,

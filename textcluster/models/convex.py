@@ -130,7 +130,8 @@ class ConvexNMF(FactorizationModel):
     }
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
-    def __init__(self, n_components: NComponents = 8, *, variant: str = "convex", max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, variant: str = "convex",
+                 max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

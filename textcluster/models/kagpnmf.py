@@ -81,7 +81,8 @@ class KernelAGPNMF(AGPNMF):
         "sigma": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, n_components: NComponents = 8, *, kernel: str = "polynomial", degree: int = 2,
+    def __init__(self, n_components: NComponents = 8, *, kernel: str = "polynomial",
+                 degree: int = 2,
                  coef0: float = 0.0, sigma: float | None = None, gamma: float = DEFAULT_GAMMA,
                  alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
                  n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,

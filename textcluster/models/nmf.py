@@ -471,7 +471,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         "graph_check": ["boolean"],
     }
 
-    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", n_neighbors: int = 5,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
+                 n_neighbors: int = 5,
                  weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "unit-basis", graph_check: bool = True,
                  ncw: bool = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,

@@ -247,7 +247,8 @@ class PNMF(FactorizationModel):
                               "accelerate": ["boolean"]}
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
-    def __init__(self, n_components: NComponents = 8, *, accelerate: bool = True, max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, accelerate: bool = True,
+                 max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

@@ -403,7 +403,8 @@ class GSNMFC(_LabelConstrained, GNMF):
         "scaling": [StrOptions({"scale-free", "cai"})],
     }
 
-    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto", beta: float = 1e-3,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
+                 beta: float = 1e-3,
                  n_neighbors: int = 5, weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "scale-free",
                  graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
