@@ -86,15 +86,12 @@ class ClusterCountParam(click.ParamType):
     name = "K|auto|MIN:MAX"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
-            number = int(value)
-            if number >= 1:
-                return number
-        else:
-            try:
-                candidate_range(value)
-                return value.strip()
-            except TextclusterError:
-                pass
-        self.fail(f"{value!r} is not a number of clusters ≥ 1, 'auto' or a range MIN:MAX "
-                  "(1 ≤ MIN < MAX)", param, ctx)
+        text = str(value).strip()
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        try:
+            candidate_range(text)
+            return text
+        except TextclusterError:
+            self.fail(f"{value!r} is not a number of clusters ≥ 1, 'auto' or a range MIN:MAX "
+                      "(1 ≤ MIN < MAX)", param, ctx)

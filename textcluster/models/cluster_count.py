@@ -104,14 +104,18 @@ def candidate_range(n_components: Any) -> tuple[int, int] | None:
         return None
     if n_components == "auto":
         return AUTO_RANGE
-    values = (n_components.split(":") if isinstance(n_components, str)
-              else list(n_components) if isinstance(n_components, Sequence) else [])
+    if isinstance(n_components, str):
+        values = n_components.split(":")
+    elif isinstance(n_components, Sequence) and all(
+            isinstance(v, (int, np.integer)) for v in n_components):
+        values = list(n_components)
+    else:
+        values = []
     try:
         low, high = (int(v) for v in values)
-    except (TypeError, ValueError):
+    except ValueError:
         low = high = 0
-    if not 1 <= low < high or (not isinstance(n_components, str)
-                               and not all(isinstance(v, (int, np.integer)) for v in values)):
+    if not 1 <= low < high:
         raise InvalidInputError(
             f"{n_components!r} is not a number of clusters, 'auto' (chosen in "
             f"{AUTO_RANGE[0]}:{AUTO_RANGE[1]}) nor a range to choose it in, 'min:max' or "
@@ -159,7 +163,8 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
         curves = np.array([[_instability(rows, split, k, rng) for split in splits]
                            for k in candidates])
     mean = curves.mean(axis=1)
-    std_error = curves.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1 else 0 * mean
+    std_error = (curves.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1
+                 else np.zeros_like(mean))
     best = int(np.argmin(mean))
     chosen = candidates[int(np.flatnonzero(mean <= mean[best] + std_error[best])[0])]
     return ClusterCount(chosen, candidates, mean.round(4).tolist(),
@@ -170,8 +175,8 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
 def _lsa_rows(X, rng):
     """Unit-length LSA rows (scikit-learn's document-clustering example)."""
     dims = min(LSA_DIMENSIONS, X.shape[1] - 1, X.shape[0] - 1)
-    if dims < 1:
-        return normalize(X.toarray() if hasattr(X, "toarray") else np.asarray(X))
+    if dims < 1:  # one term: nothing to project
+        return normalize(X)
     svd = TruncatedSVD(dims, random_state=rng.randint(2**31 - 1))
     return normalize(svd.fit_transform(X)).astype(np.float32)
 
