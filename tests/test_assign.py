@@ -86,3 +86,30 @@ def test_restarts_on_a_sample_of_a_large_corpus_then_lloyd_on_all_rows(monkeypat
         return float(((rows - rule.centers[rule.predict(rows)]) ** 2).sum())
 
     assert inertia(sampled) <= 1.001 * inertia(full)
+
+
+def test_small_kmeans_runs_in_one_openmp_thread_and_finds_the_same_clusters(monkeypatch):
+    # a Lloyd iteration below SMALL_KMEANS_WORK multiply-adds runs in one OpenMP thread (a
+    # thread scheduled late on a busy core stalls every small iteration); larger ones keep
+    # scikit-learn's threads; the clusters do not depend on it
+    from threadpoolctl import threadpool_info
+
+    from textcluster import _threads, assign
+
+    def openmp_threads():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "openmp"]
+
+    default = openmp_threads()
+    small, large = np.zeros((100, 10)), sp.random(10**4, 10**3, density=0.1, format="csr")
+    with _threads.kmeans_threads(small, 5):
+        assert all(n == 1 for n in openmp_threads())
+    with _threads.kmeans_threads(large, 30):  # 3·10⁷ multiply-adds an iteration
+        assert openmp_threads() == default
+    assert openmp_threads() == default
+
+    rng = np.random.default_rng(4)
+    rows = rng.random((6, 8))[rng.integers(0, 6, 2000)] + rng.normal(scale=0.3, size=(2000, 8))
+    one_thread = assign_clusters(rows, 6, n_init=3, random_state=0)
+    monkeypatch.setattr(_threads, "SMALL_KMEANS_WORK", 0)
+    np.testing.assert_array_equal(assign.assign_clusters(rows, 6, n_init=3, random_state=0),
+                                  one_thread)

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 
 from ._errors import InvalidInputError
+from ._threads import kmeans_threads
 
 ASSIGNMENTS = ("cosine", "kmeans")
 # rows from which k-means' restarts run on a uniform sample of this many rows and the best of
@@ -83,15 +84,19 @@ def fit_assignment(embedding: npt.ArrayLike, n_clusters: int, method: str = "kme
 
 def kmeans_centers(rows: np.ndarray, n_clusters: int, n_init: int,
                    random_state: int | np.random.RandomState | None) -> np.ndarray:
-    """The k-means centroids of ``rows`` (see :func:`fit_assignment` for large corpora)."""
+    """The k-means centroids of ``rows`` (see :func:`fit_assignment` for large corpora), in
+    the threads :func:`~textcluster._threads.kmeans_threads` gives each k-means."""
     if rows.shape[0] <= KMEANS_SAMPLE_ROWS or n_init == 1:
-        return KMeans(n_clusters, n_init=n_init, random_state=random_state).fit(
-            rows).cluster_centers_
+        with kmeans_threads(rows, n_clusters):
+            return KMeans(n_clusters, n_init=n_init, random_state=random_state).fit(
+                rows).cluster_centers_
     rng = check_random_state(random_state)
-    sample = rng.choice(rows.shape[0], KMEANS_SAMPLE_ROWS, replace=False)
-    starts = KMeans(n_clusters, n_init=n_init, random_state=rng).fit(rows[sample])
-    return KMeans(n_clusters, init=starts.cluster_centers_, n_init=1,
-                  random_state=rng).fit(rows).cluster_centers_
+    sample = rows[rng.choice(rows.shape[0], KMEANS_SAMPLE_ROWS, replace=False)]
+    with kmeans_threads(sample, n_clusters):
+        starts = KMeans(n_clusters, n_init=n_init, random_state=rng).fit(sample)
+    with kmeans_threads(rows, n_clusters):
+        return KMeans(n_clusters, init=starts.cluster_centers_, n_init=1,
+                      random_state=rng).fit(rows).cluster_centers_
 
 
 def assign_clusters(embedding: npt.ArrayLike, n_clusters: int, method: str = "kmeans",

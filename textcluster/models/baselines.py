@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval
 from .._errors import InvalidInputError
+from .._threads import kmeans_threads
 from ..assign import AssignmentRule
 from ._base import MatrixLike, Seed
 from ._state import FittedState, State
@@ -72,7 +73,8 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
         with chosen_n_components(self, X):
             _check_k(self.n_components, X.shape[0])
             rows = self._represent(X, fitting=True)
-            self.kmeans_ = self._kmeans(self.n_components).fit(rows)
+            with kmeans_threads(rows, self.n_components):
+                self.kmeans_ = self._kmeans(self.n_components).fit(rows)
         self.n_iter_ = self.kmeans_.n_iter_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.assignment_rule().predict(rows)
