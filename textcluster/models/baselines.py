@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -73,8 +73,9 @@ class KMeansBaseline(FittedState, ClusterMixin, TransformerMixin, BaseEstimator)
         with chosen_n_components(self, X):
             _check_k(self.n_components, X.shape[0])
             rows = self._represent(X, fitting=True)
-            with kmeans_threads(rows, self.n_components):
-                self.kmeans_ = self._kmeans(self.n_components).fit(rows)
+            k = cast(int, self.n_components)  # a number within chosen_n_components
+            with kmeans_threads(rows, k):
+                self.kmeans_ = self._kmeans(k).fit(rows)
         self.n_iter_ = self.kmeans_.n_iter_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.assignment_rule().predict(rows)
