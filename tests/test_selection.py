@@ -195,6 +195,47 @@ def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     assert nmi(lsa, start.labels_) > 0.9
 
 
+def test_candidates_scored_beside_the_path_are_those_scored_in_turn(monkeypatch):
+    # the candidates are scored in a second thread while the path goes on: the same scores,
+    # choice and clusters as scoring each in turn; a RandomState instance (whose draws would
+    # follow the threads' timing) is scored in turn, so two fits from equal instances agree
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
+    beside = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    assert isinstance(beside._beside(), selection._Beside)
+    monkeypatch.setattr(selection.SelectsGraphStrength, "_beside",
+                        lambda self: selection._InThisThread())
+    in_turn = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    assert beside.lam_selection_ == in_turn.lam_selection_
+    assert np.array_equal(beside.labels_, in_turn.labels_)
+    monkeypatch.undo()
+    fits = [GNMF(3, graph_check=False, random_state=np.random.RandomState(1), **FAST).fit(X)
+            for _ in range(2)]
+    assert isinstance(fits[0]._beside(), selection._InThisThread)
+    assert fits[0].lam_selection_ == fits[1].lam_selection_
+
+
+def test_a_failed_fit_stops_the_graph_led_fits_beside_it(monkeypatch):
+    # the path fails at its first update: the graph-led fits running beside it stop at their
+    # next update (a Ctrl-C does not wait for them), and no thread is left behind
+    import threading
+
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
+    beside, update = [], GNMF._update
+
+    def failing(self, factors, ctx):
+        if threading.current_thread() is threading.main_thread():
+            raise FloatingPointError("the path failed")
+        beside.append(1)
+        return update(self, factors, ctx)
+
+    monkeypatch.setattr(GNMF, "_update", failing)
+    model = GNMF(3, graph_check=False, random_state=0, **{**FAST, "max_iter": 100_000})
+    with pytest.raises(FloatingPointError, match="the path failed"):
+        model.fit(X)
+    assert len(beside) < 100_000  # not one start's 100,000 updates, let alone three
+    assert not any(t.name.startswith("textcluster-beside") for t in threading.enumerate())
+
+
 def correctly_assigned(y, labels):
     """Documents whose cluster is matched to their class by the best one-to-one map."""
     C = contingency(y, labels)

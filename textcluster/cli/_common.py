@@ -2,6 +2,7 @@
 
 import functools
 import sys
+import threading
 import warnings
 
 import click
@@ -64,12 +65,18 @@ class ProgressBar:
     def __init__(self, label, total):
         self.total, self.label = total, label
         self.bar = None
+        self._lock = threading.Lock()  # loops run beside one another report to one bar
+
+    def _step(self, n):
+        if self.bar is not None:
+            with self._lock:
+                self.bar.update(n)
 
     def __enter__(self):
         if sys.stderr.isatty():
             self.bar = click.progressbar(length=self.total, label=self.label, file=sys.stderr)
             self.bar.__enter__()
-        self._ctx = reporting_progress(self.bar.update if self.bar else lambda n: None)
+        self._ctx = reporting_progress(self._step)
         self._ctx.__enter__()
         return self
 

@@ -42,14 +42,18 @@ So the graph's preference acts among clusterings that are equally good for the d
 and beyond that only where the graph alone reproducibly defines nearly as coherent clusters.
 Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fits, the
 graph-led fits, k-means on each candidate and the held-out neighbours (an exact search for at
-most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2), 1.7–1.9 times one
-fixed-λ GNMF run end to end (benchmarks/bench_lam_selection.py).
+most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
+graph-led fits run in threads beside the path (:class:`_Beside`). End to end: 1.5–1.7 times
+one fixed-λ GNMF run (benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -60,6 +64,7 @@ from sklearn.utils import check_random_state
 from ..assign import assign_clusters
 from ..graph import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
+from ..progress import stopping_on
 from ._base import in_fit_order, loop_threads, run_updates
 
 COHESION_TOLERANCE = 0.01
@@ -196,21 +201,26 @@ class SelectsGraphStrength:
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
             return super()._fit_factors(ctx, W, H)
-        with loop_threads():
+        with loop_threads(), self._beside() as scorer, self._beside() as led_fits:
             unit_rows = normalize(ctx.data)
-            held_out = (held_out_graph(unit_rows, ctx.W, self.random_state) if ctx.own_knn
-                        else ctx.W)  # a caller's graph has no edges to hold out
-            graphs = ctx.W, held_out
-            runs = list(self._lam_path(ctx, W, H))
-            path = [self._score(setting, f, unit_rows, graphs) for setting, f, _ in runs]
+            held_out = (scorer.submit(held_out_graph, unit_rows, ctx.W, self.random_state)
+                        if ctx.own_knn else None)  # a caller's graph has no edges to hold out
+            # the graph-led fits need random starts
+            led = led_fits.submit(self._graph_led, ctx) if self.init != "custom" else None
+            runs, path = [], []
+            for setting, factors, history in self._lam_path(ctx, W, H):
+                runs.append((setting, factors, history))
+                path.append(scorer.submit(self._score, setting, factors, unit_rows, ctx.W,
+                                          held_out))
             graph_led = stability = None
             n_iter = sum(len(history) - 1 for _, _, history in runs)
-            if self.init != "custom":  # the graph-led fits need random starts
-                setting, factors, history, stability, led_iter = self._graph_led(ctx)
+            if led is not None:
+                setting, factors, history, stability, led_iter, labels = led.result()
                 runs.append((setting, factors, history))
                 n_iter += led_iter
                 graph_led = self._score({**setting, "stability": stability}, factors,
-                                        unit_rows, graphs)
+                                        unit_rows, ctx.W, held_out, labels)
+            path = [candidate.result() for candidate in path]
             setting, factors, history = runs[choose(path, graph_led, stability)]
             self.lam_ = setting["lam"]
             scored = path + ([graph_led] if graph_led else [])
@@ -265,20 +275,32 @@ class SelectsGraphStrength:
             if sum(agreement) + (all_pairs - len(agreement)) < MIN_STABILITY * all_pairs:
                 break
         stability = float(np.mean(agreement))
-        factors, history = min(fits, key=lambda fit: fit[1][-1])
+        best = min(range(len(fits)), key=lambda i: fits[i][1][-1])
+        factors, history = fits[best]
         n_iter = sum(len(fit[1]) - 1 for fit in fits)
         setting = {"lam": GRAPH_LED_LAM, "start": "random", "starts": len(fits)}
-        return setting, factors, history, stability, n_iter
+        return setting, factors, history, stability, n_iter, labels[best]
 
     def _labels(self, factors):
         return assign_clusters(factors.V, self.n_components, method=self.assign,
                                n_init=SELECTION_ASSIGN_INIT, random_state=self.random_state)
 
-    def _score(self, setting, factors, unit_rows, graphs):
-        labels = self._labels(factors)
-        W, held_out = graphs
+    def _score(self, setting, factors, unit_rows, W, held_out, labels=None):
+        """The :class:`Candidate` of a clustering of ``factors`` (``labels`` when known) on the
+        tf-idf rows, graph ``W`` and the held-out edges (a future; None: judged on ``W``)."""
+        labels = self._labels(factors) if labels is None else labels
+        held_out = W if held_out is None else held_out.result()
         return Candidate(setting, cohesion(unit_rows, labels), graph_cut(W, labels),
                          graph_cut(held_out, labels))
+
+    def _beside(self):
+        """A thread beside the fitting one, for the candidates' scores and the graph-led fits
+        (see :class:`_Beside`); the fitting thread itself, each task run when submitted, when
+        ``random_state`` is a ``RandomState`` instance, whose draws would then follow the
+        threads' timing (a seed or None draws anew in each task)."""
+        if isinstance(self.random_state, np.random.RandomState):
+            return _InThisThread()
+        return _Beside()
 
     def planned_iterations(self):
         if self._fixed_lam() is not None:
@@ -287,3 +309,43 @@ class SelectsGraphStrength:
         return path + GRAPH_LED_STARTS * self.max_iter
 
 
+class _Beside(ThreadPoolExecutor):
+    """One thread beside the fitting one, each task run in its submitter's context (the
+    progress display). The path, the graph-led fits and the scores are independent until the
+    choice, and one update loop keeps two cores busy only in its sparse products (the default
+    GNMF run on TDT2 in turn: 1.17 cores on average). With the scores and the graph-led fits
+    each in a thread beside the path, that run took 10.1 s on 2 idle cores against 11.9 s in
+    turn (medians of four, alternated), and 14.3 s either way beside a process holding one
+    core; the same result. When the fit fails or is interrupted, an update loop beside it
+    stops at its next update instead of running to its end."""
+
+    def __init__(self):
+        super().__init__(1, thread_name_prefix="textcluster-beside")
+        self._stop = threading.Event()
+
+    def submit(self, fn, *args):
+        return super().submit(contextvars.copy_context().run, self._run, fn, *args)
+
+    def _run(self, fn, *args):
+        with stopping_on(self._stop):  # an update loop stops at its next step
+            return fn(*args)
+
+    def __exit__(self, kind, error, trace):
+        if kind is not None:  # the fit failed or was interrupted: do not wait for the rest
+            self._stop.set()
+        return super().__exit__(kind, error, trace)
+
+
+class _InThisThread:
+    """An executor running each task at once, in the calling thread (a context manager)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        future = Future()
+        future.set_result(fn(*args))
+        return future
