@@ -36,10 +36,10 @@ def kmeans_threads(rows, n_clusters: int) -> AbstractContextManager:
     core, the thread that shares it runs late, and an iteration of a millisecond or two then
     waits several times its own work. Threads pay only where an iteration is long against
     that wait. Measured on TDT2, 2 cores (``benchmarks/bench_kmeans_threads.py``): five starts
-    on the 9,394 × 30 LSA rows (8.5 M multiply-adds an iteration) 0.21 s in one thread, 0.53 s
-    in two beside a process spinning on one core, 0.20 and 0.17 s idle; three starts on the
-    tf-idf rows (37 M) 4.9 and 5.4 s busy, 4.9 and 3.5 s idle; the default GNMF run (about
-    100 k-means starts on its document factor) 14.8 s with this rule against 20.3 s busy,
-    13.0 against 12.5 s idle. The clusters found do not depend on the threads."""
+    on the 9,394 × 30 LSA rows (8.5 M multiply-adds an iteration) 0.17 s in one thread, 0.60 s
+    in two beside a process spinning on one core, 0.16 and 0.13 s idle; three starts on the
+    tf-idf rows (37 M) 4.3 and 4.9 s busy, 4.2 and 2.8 s idle; the default GNMF run (about
+    100 k-means starts on its document factor) 13.2 s with this rule against 14.6 s busy,
+    9.7 against 10.0 s idle. The clusters found do not depend on the threads."""
     work = (rows.nnz if sp.issparse(rows) else rows.size) * n_clusters
     return threadpool_limits(1, user_api="openmp") if work < SMALL_KMEANS_WORK else nullcontext()
