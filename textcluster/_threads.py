@@ -6,7 +6,7 @@ from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 # multiply-adds of one Lloyd iteration (rows' entries × clusters) below which scikit-learn's
 # k-means runs in one OpenMP thread (see kmeans_threads; benchmarks/bench_kmeans_threads.py)
@@ -42,4 +42,13 @@ def kmeans_threads(rows, n_clusters: int) -> AbstractContextManager:
     100 k-means starts on its document factor) 13.2 s with this rule against 14.6 s busy,
     9.7 against 10.0 s idle. The clusters found do not depend on the threads."""
     work = (rows.nnz if sp.issparse(rows) else rows.size) * n_clusters
-    return threadpool_limits(1, user_api="openmp") if work < SMALL_KMEANS_WORK else nullcontext()
+    if work >= SMALL_KMEANS_WORK:
+        return nullcontext()
+    return _controller().limit(limits=1, user_api="openmp")
+
+
+@lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    """The process's thread pools, found once (``threadpool_limits`` searches the loaded
+    libraries on every call, about 1 ms; a choice of k runs a few hundred small k-means)."""
+    return ThreadpoolController()

@@ -61,10 +61,10 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import TruncatedSVD
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_array, check_random_state
-from threadpoolctl import threadpool_limits
 
 from .._compat import Interval
 from .._errors import InvalidInputError
+from .._threads import kmeans_threads
 from ..text.tfidf import distinct_rows
 
 AUTO_RANGE = (3, 30)
@@ -157,11 +157,8 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
     rows = _lsa_rows(X, rng)
     candidates = list(range(max(low, 2), high + 1))
     splits = [rng.permutation(n) for _ in range(n_splits)]
-    # k-means on half of 100-dimensional rows is too small a task for threads: AG News took
-    # 42-72 s with scikit-learn's OpenMP threads on 2 idle cores, 22-23 s in one thread
-    with threadpool_limits(1):
-        curves = np.array([[_instability(rows, split, k, rng) for split in splits]
-                           for k in candidates])
+    curves = np.array([[_instability(rows, split, k, rng) for split in splits]
+                       for k in candidates])
     mean = curves.mean(axis=1)
     std_error = (curves.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1
                  else np.zeros_like(mean))
@@ -187,8 +184,11 @@ def _instability(rows, order, k, rng):
     half = len(order) // 2
     first, second = rows[order[:half]], rows[order[half:]]
     seeds = rng.randint(2**31 - 1, size=2)
-    transferred = _kmeans(k, seeds[0]).fit(first).predict(second)
-    own = _kmeans(k, seeds[1]).fit(second).labels_
+    # half of the 100-dimensional rows is mostly too small a task for threads (AG News: 42-72 s
+    # in scikit-learn's OpenMP threads on 2 idle cores, 22-23 s in one)
+    with kmeans_threads(first, k):
+        transferred = _kmeans(k, seeds[0]).fit(first).predict(second)
+        own = _kmeans(k, seeds[1]).fit(second).labels_
     chance = np.mean([_disagreement(rng.permutation(transferred), own, k)
                       for _ in range(SHUFFLES)])
     # one cluster in either labelling (duplicate documents) says nothing: chance level
