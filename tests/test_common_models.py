@@ -1,5 +1,6 @@
 """Checks every registered model must pass (DESIGN §3.7)."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -174,3 +175,31 @@ def test_one_component(name):
     X, _ = planted_corpus(seed=10)
     labels = fast_model(name, n_components=1, random_state=0).fit_predict(X)
     assert set(labels) == {0}
+
+
+@pytest.mark.parametrize("name", FACTORIZATIONS)
+def test_starts_side_by_side_give_the_fit_run_in_turn(name, monkeypatch):
+    # a fit's random starts run two at a time on two cores; they are drawn before any of them
+    # runs, so the starts' fits, the one kept and the clusters are those of one at a time
+    from textcluster.models import _base
+
+    X, _ = planted_corpus(seed=2)
+    monkeypatch.setattr(_base, "n_threads", lambda: 2)
+    fits, lanes = {}, set()
+    start = _base.FactorizationModel._start
+
+    def spied(self, factors, ctx, n_iter):
+        lanes.add(threading.current_thread().name)
+        return start(self, factors, ctx, n_iter)
+
+    monkeypatch.setattr(_base.FactorizationModel, "_start", spied)
+    for side_by_side in (1, 2):
+        monkeypatch.setattr(_base, "STARTS_SIDE_BY_SIDE", side_by_side)
+        model = fit_quietly(fast_model(name, n_components=3, random_state=7), X)
+        fits[side_by_side] = model
+    np.testing.assert_array_equal(fits[1].labels_, fits[2].labels_)
+    np.testing.assert_array_equal(fits[1].objective_history_, fits[2].objective_history_)
+    np.testing.assert_array_equal(fits[1].components_, fits[2].components_)
+    protocol = getattr(fits[1], "lam_selection_", None) is None  # not a choice of λ
+    if fits[1].init == "random" and fits[1].n_init > 1 and protocol:
+        assert any(lane.startswith("textcluster-beside") for lane in lanes)

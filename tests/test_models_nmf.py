@@ -372,3 +372,34 @@ def test_locality_order_keeps_neighbours_near_and_small_corpora_as_given(monkeyp
     assert np.array_equal(np.sort(order), np.arange(X.shape[0]))
     bandwidth = lambda A: np.abs(A.nonzero()[0] - A.nonzero()[1]).max()  # noqa: E731
     assert bandwidth(W[order][:, order]) < bandwidth(W) / 2
+
+
+def test_a_failed_start_stops_the_starts_beside_it(monkeypatch):
+    # one of the random starts fails at its first update: the start running beside it stops
+    # at its next update, the starts not yet begun never run, and no thread is left behind
+    import threading
+
+    from textcluster.models import _base
+
+    X, _ = planted_corpus(seed=1)
+    monkeypatch.setattr(_base, "n_threads", lambda: 2)
+    draw, original, updates = NMF._random_starts, NMF._update, []
+
+    def starts(self, ctx):
+        found = draw(self, ctx)
+        found[0].failing = True
+        return found
+
+    def update(self, factors, ctx):
+        if getattr(factors, "failing", False):
+            raise FloatingPointError("the first start failed")
+        updates.append(threading.current_thread().name)
+        return original(self, factors, ctx)
+
+    monkeypatch.setattr(NMF, "_random_starts", starts)
+    monkeypatch.setattr(NMF, "_update", update)
+    model = NMF(3, n_init=6, init_iter=100_000, max_iter=100_000, random_state=0)
+    with pytest.raises(FloatingPointError, match="the first start failed"):
+        model.fit(X)
+    assert len(updates) < 100_000  # not one other start's 100,000 updates, let alone five
+    assert not any(t.name.startswith("textcluster-beside") for t in threading.enumerate())

@@ -11,6 +11,7 @@ from textcluster import graph as graphs
 from textcluster.assign import cluster_scores
 from textcluster.metrics import contingency, nmi
 from textcluster.models import GNMF, LSIKMeans
+from textcluster.models._base import Beside, InThisThread
 from textcluster.models import selection
 from textcluster.models.selection import (
     LAM_PATH,
@@ -201,16 +202,16 @@ def test_candidates_scored_beside_the_path_are_those_scored_in_turn(monkeypatch)
     # follow the threads' timing) is scored in turn, so two fits from equal instances agree
     X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
     beside = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
-    assert isinstance(beside._beside(), selection._Beside)
+    assert isinstance(beside._beside(), Beside)
     monkeypatch.setattr(selection.SelectsGraphStrength, "_beside",
-                        lambda self: selection._InThisThread())
+                        lambda self: InThisThread())
     in_turn = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
     assert beside.lam_selection_ == in_turn.lam_selection_
     assert np.array_equal(beside.labels_, in_turn.labels_)
     monkeypatch.undo()
     fits = [GNMF(3, graph_check=False, random_state=np.random.RandomState(1), **FAST).fit(X)
             for _ in range(2)]
-    assert isinstance(fits[0]._beside(), selection._InThisThread)
+    assert isinstance(fits[0]._beside(), InThisThread)
     assert fits[0].lam_selection_ == fits[1].lam_selection_
 
 

@@ -43,7 +43,7 @@ and beyond that only where the graph alone reproducibly defines nearly as cohere
 Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fits, the
 graph-led fits, k-means on each candidate and the held-out neighbours (an exact search for at
 most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
-graph-led fits run in threads beside the path (:class:`_Beside`). End to end: 1.4–1.7 times
+graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`). End to end: 1.4–1.7 times
 one fixed-λ GNMF run (benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
@@ -51,9 +51,6 @@ clustering returned.
 
 from __future__ import annotations
 
-import contextvars
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -64,8 +61,7 @@ from sklearn.utils import check_random_state
 from ..assign import assign_clusters
 from ..graph import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
-from ..progress import stopping_on
-from ._base import in_fit_order, loop_threads, run_updates
+from ._base import Beside, InThisThread, in_fit_order, loop_threads, run_updates
 
 COHESION_TOLERANCE = 0.01
 MIN_STABILITY = 0.9
@@ -295,57 +291,18 @@ class SelectsGraphStrength:
 
     def _beside(self):
         """A thread beside the fitting one, for the candidates' scores and the graph-led fits
-        (see :class:`_Beside`); the fitting thread itself, each task run when submitted, when
-        ``random_state`` is a ``RandomState`` instance, whose draws would then follow the
-        threads' timing (a seed or None draws anew in each task)."""
+        (:class:`~textcluster.models._base.Beside`; with both beside the path the default run
+        on TDT2 took 10.1 s on 2 idle cores against 11.9 s in turn, medians of four,
+        alternated, and 14.3 s either way beside a process holding one core); the fitting
+        thread itself, each task run when submitted, when ``random_state`` is a
+        ``RandomState`` instance, whose draws would then follow the threads' timing (a seed
+        or None draws anew in each task)."""
         if isinstance(self.random_state, np.random.RandomState):
-            return _InThisThread()
-        return _Beside()
+            return InThisThread()
+        return Beside()
 
     def planned_iterations(self):
         if self._fixed_lam() is not None:
             return super().planned_iterations()
         path = PATH_FIRST_ITER + PATH_STEP_ITER * (len(LAM_PATH) - 1)
         return path + GRAPH_LED_STARTS * self.max_iter
-
-
-class _Beside(ThreadPoolExecutor):
-    """One thread beside the fitting one, each task run in its submitter's context (the
-    progress display). The path, the graph-led fits and the scores are independent until the
-    choice, and one update loop keeps two cores busy only in its sparse products (the default
-    GNMF run on TDT2 in turn: 1.17 cores on average). With the scores and the graph-led fits
-    each in a thread beside the path, that run took 10.1 s on 2 idle cores against 11.9 s in
-    turn (medians of four, alternated), and 14.3 s either way beside a process holding one
-    core; the same result. When the fit fails or is interrupted, an update loop beside it
-    stops at its next update instead of running to its end."""
-
-    def __init__(self):
-        super().__init__(1, thread_name_prefix="textcluster-beside")
-        self._stop = threading.Event()
-
-    def submit(self, fn, *args):
-        return super().submit(contextvars.copy_context().run, self._run, fn, *args)
-
-    def _run(self, fn, *args):
-        with stopping_on(self._stop):  # an update loop stops at its next step
-            return fn(*args)
-
-    def __exit__(self, kind, error, trace):
-        if kind is not None:  # the fit failed or was interrupted: do not wait for the rest
-            self._stop.set()
-        return super().__exit__(kind, error, trace)
-
-
-class _InThisThread:
-    """An executor running each task at once, in the calling thread (a context manager)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *args):
-        future = Future()
-        future.set_result(fn(*args))
-        return future
