@@ -94,6 +94,21 @@ def test_choose_takes_the_fewest_cut_held_out_edges_among_equally_coherent_clust
     assert choose(path) == 0
 
 
+def test_coherence_is_measured_from_the_model_without_the_graph():
+    # the start (LSA + k-means) is more coherent than the model's own fit at λ = 0; what the
+    # graph may cost is measured from that fit: λ = 1 is within 1 % of it, not of the start
+    path = candidates((0.300, 0.20), (0.2975, 0.18), (0.2950, 0.10), (0.290, 0.05))
+    assert choose(path) == 2
+    assert [c.admissible for c in path] == [True, True, True, False]
+    # a start less coherent than 1 % below the fit at λ = 0 is not admissible either
+    path = candidates((0.290, 0.05), (0.300, 0.20), (0.299, 0.15))
+    assert choose(path) == 2 and not path[0].admissible
+    # a fit at λ = 0 more than 1 % less coherent than the start: the model is weaker than the
+    # documents' geometry, and coherence is measured from the start
+    path = candidates((0.300, 0.20), (0.290, 0.18), (0.288, 0.10))
+    assert choose(path) == 0 and [c.admissible for c in path] == [True, False, False]
+
+
 def test_graph_led_candidate_needs_reproducible_clusters_and_fewer_cut_edges():
     def pick(stability, cut, coherence=0.29):
         path = candidates((0.3, 0.2), (0.299, 0.1))
@@ -143,8 +158,8 @@ def test_a_graph_that_links_the_classes_is_kept_weak(seed):
     candidates = model.lam_selection_["candidates"]
     assert model.lam_ <= 3.0 and model.lam_selection_["chosen"]["start"] == "lsa-kmeans"
     assert not any(c["admissible"] for c in candidates if c["lam"] >= 30)
-    best = max(c["cohesion"] for c in candidates)
-    assert cohesion(X, model.labels_) >= 0.99 * best
+    without_graph = candidates[1]["cohesion"]  # the fit at λ = 0 from the start
+    assert cohesion(X, model.labels_) >= 0.99 * without_graph
     strong = GNMF(3, lam=1e3, graph_check=False, random_state=seed, **FAST).fit(X, graph=G)
     assert nmi(y, model.labels_) > nmi(y, strong.labels_) + 0.1
 

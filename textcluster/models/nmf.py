@@ -402,8 +402,9 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     kNN graph's own clusters decide, as in spectral clustering. Each candidate's clusters are
     scored on the tf-idf rows (cohesion) and on held-out edges (the next neighbours beyond the
     graph's), and :func:`~textcluster.models.selection.choose` keeps the clusters that cut the
-    fewest of those among the ones as coherent as the best (within 1 %); the graph-led only if
-    their three starts agree (NMI ≥ 0.9) and they are within 5 % as coherent. The chosen one
+    fewest of those among the ones as coherent as the fit at λ = 0 (within 1 %); the graph-led
+    only if their three starts agree (NMI ≥ 0.9) and they are within 5 % as coherent as the
+    most coherent candidate. The chosen one
     is returned as it was scored, its ``objective_history_`` that of its own run at its λ:
     more iterations at a graph strength move the clusters on (full TDT2, graph-led at λ = 10⁵:
     NMI 0.863 after 100 iterations, 0.849 after 200, mean of three seeds). The candidates and
