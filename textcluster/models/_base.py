@@ -250,8 +250,8 @@ class Beside(ThreadPoolExecutor):
     def __exit__(self, kind, error, trace):
         if kind is not None:  # the fit failed or was interrupted: do not wait for the rest
             self._stop.set()
-            self.shutdown(wait=True, cancel_futures=True)
-        return super().__exit__(kind, error, trace)
+        self.shutdown(wait=True, cancel_futures=kind is not None)
+        return False
 
 
 class InThisThread:

@@ -408,9 +408,9 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     candidate. The chosen one is returned as it was scored, its ``objective_history_`` that of
     its own run at its λ: more iterations at a graph strength move the clusters on (full
     TDT2, graph-led at λ = 10⁵: NMI 0.863 after 100 iterations, 0.849 after 200, mean of three
-    seeds). The candidates and
-    their scores are in ``lam_selection_``, the λ used in ``lam_``. Why: no single λ holds
-    across corpora (on the development panel the best fixed λ ranges from 0 to 10⁵), and a
+    seeds). The candidates and their scores are in ``lam_selection_``, the λ used in
+    ``lam_``. Why: no single λ holds across corpora (on the development panel the best fixed
+    λ ranges from 0 to 10⁵), and a
     strong graph term on a graph that links the topics smooths every document to the same
     profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost: 230 path iterations,
     3 × ``max_iter`` for the graph-led fits (2 × when the first two starts disagree) and 15
