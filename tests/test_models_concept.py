@@ -9,8 +9,9 @@ from textcluster._errors import InvalidInputError
 from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
 from textcluster.models import CF, GRSCF, LCCF, NMF
-from textcluster.models._kernel import DenseKernel, linear_kernel
-from textcluster.models._memory import InsufficientMemoryError
+from textcluster.models._gram import DataGram
+from textcluster.models._kernel import DenseKernel, document_kernel
+from textcluster.models._linalg import gram_matrix
 from textcluster.models.concept import ncw_weighted, update_concepts
 from textcluster.pipeline import represent
 from textcluster.pipeline.protocol import class_subset, labeled_subset
@@ -45,21 +46,36 @@ def fit_custom(model, X, k, y=None, seed=0, **fit):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kernel_from_sparse_blocks_equals_x_xt(dtype):
     X = sp.random(300, 80, density=0.1, random_state=0, format="csr", dtype=dtype)
-    K = linear_kernel(X, "test")
+    K = gram_matrix(X)
     assert K.dtype == dtype and K.shape == (300, 300)
     np.testing.assert_allclose(K, (X @ X.T).toarray(), rtol=1e-5 if dtype == np.float32 else 1e-12)
     B = np.random.default_rng(0).random((300, 4)).astype(dtype)
     np.testing.assert_allclose(DenseKernel(K, threads=2).dot(B), K @ B, rtol=1e-5)
 
 
-def test_kernel_that_does_not_fit_is_refused_before_allocation(monkeypatch):
-    X, _ = planted_corpus(seed=20)
+def test_kernel_is_dense_only_where_faster_and_within_memory(monkeypatch):
+    few_terms = sp.random(300, 80, density=0.1, random_state=0, format="csr")  # n² < 40 nnz
+    many_docs = sp.random(3000, 80, density=0.01, random_state=0, format="csr")  # n² > 40 nnz
+    assert isinstance(document_kernel(few_terms), DenseKernel)
+    assert isinstance(document_kernel(many_docs), DataGram)
+    B = np.random.default_rng(0).random((3000, 3))
+    np.testing.assert_allclose(document_kernel(many_docs).dot(B), many_docs @ (many_docs.T @ B))
+    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "500K")  # the dense 300 × 300 needs 703 KB
+    assert isinstance(document_kernel(few_terms), DataGram)
+
+
+@pytest.mark.parametrize("model", [CF(3), LCCF(3, lam=1.0), GRSCF(3)],
+                         ids=lambda model: type(model).__name__)
+def test_the_kernel_through_the_documents_gives_the_dense_kernels_fit(model, monkeypatch):
+    """Where the dense kernel does not fit in memory the fit goes through X, to the same
+    factors (the same products, summed in another order)."""
+    X, y = planted_corpus(seed=20)
+    y = np.where(np.arange(len(y)) % 4 == 0, y, -1) if isinstance(model, GRSCF) else None
+    model.set_params(n_init=1, max_iter=30, random_state=0, n_assign_init=1)
+    dense_fit = model.fit(X, y).objective_history_
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "50K")  # K needs 120² × 8 B = 112.5 KB
-    for model in (CF(3), LCCF(3), GRSCF(3)):
-        with pytest.raises(InsufficientMemoryError, match=r"120 × 120 float64 document kernel"):
-            model.fit(X)
-    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "1M")
-    CF(3, n_init=1, max_iter=5).fit(X)
+    through_documents = model.fit(X, y)
+    np.testing.assert_allclose(through_documents.objective_history_, dense_fit, rtol=1e-9)
 
 
 def test_ncw_weighting_is_the_normalized_kernel():

@@ -36,6 +36,13 @@ BLAS3_THREADS = 2  # BLAS threads for the n × n × n products
 BLAS3_MIN_N = 2000  # below this, switching BLAS thread counts costs more than it gains
 
 
+def factored_gram_pays(n: int, nnz: int) -> bool:
+    """Whether ``G B = X (Xᵀ B)`` (2·nnz multiply-adds per column of ``B``, sparse) beats the
+    stored dense ``G`` (n² per column, BLAS) for a corpus of ``n`` documents with ``nnz``
+    non-zeros: ``n² > 2·nnz·SPARSE_SLOWDOWN``."""
+    return n ** 2 > 2.0 * nnz * SPARSE_SLOWDOWN
+
+
 class BlasThreads:
     """The BLAS threads of the n × n × n products: ``limit(n)`` is a context in which BLAS
     uses ``threads`` threads, for n ≥ ``min_n`` (smaller products run as they are).
@@ -87,7 +94,7 @@ class DataGram:
     def sparse_pays(self):
         """Whether ``X (Xᵀ S)`` (2·nnz·n sparse multiply-adds) beats the dense ``G S`` (n³
         BLAS-3 ones, possible once ``G`` is stored)."""
-        return self.entries is None or self.n ** 2 > 2.0 * self.nnz * SPARSE_SLOWDOWN
+        return self.entries is None or factored_gram_pays(self.n, self.nnz)
 
     def product(self, S, out):
         """``out ← G S``, by column blocks ``X (Xᵀ S[:, J])`` or with the dense ``G``,

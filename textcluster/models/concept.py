@@ -9,8 +9,8 @@ basis ``U = Xᵀ A`` (``components_ = Aᵀ X``). With ``K = X Xᵀ`` (n × n; th
 
     ‖X − V Aᵀ X‖²_F = tr K − 2 tr(Vᵀ K A) + tr(AᵀKA · VᵀV),
 
-so the updates need only ``K`` times thin matrices; two such products per iteration. ``K`` is
-dense: memory O(n²) (see :mod:`textcluster.models._kernel`).
+so the updates need only ``K`` times thin matrices; two such products per iteration, through
+the sparse ``X`` or with a dense ``K``, whichever is faster (:mod:`textcluster.models._kernel`).
 
 The V-update has the form of NMF's with ``XU → KA`` and ``UᵀU → AᵀKA``
 (:func:`textcluster.models.nmf.update_documents`); the graph and label terms enter exactly as
@@ -141,8 +141,9 @@ class CF(NCWWeighting):
     CF 0.898, CF without NCW 0.777, NMF 0.794; measured). Defaults: ``ncw=True`` (Cai's
     ``weight='NCW'``) and ``max_iter=200`` (Cai's LCCF demo).
 
-    Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit, see
-    ``TEXTCLUSTER_MEMORY_LIMIT``); time per iteration O(n²k).
+    Memory: O(nnz + nk) — the kernel is used through ``X`` (``K B = X (Xᵀ B)``, time per
+    iteration O(nnz·k)) unless a dense kernel, at most 40 numbers per non-zero, is faster and
+    fits (:mod:`textcluster.models._kernel`).
 
     ``init="custom"``: ``W`` (n × k) is the initial document factor ``V``; ``H`` (k × m) an
     initial basis, from which each concept starts as the documents weighted by their
@@ -179,7 +180,7 @@ class CF(NCWWeighting):
         self.ncw = ncw
 
     def _prepare(self, X, y, graph=None):
-        return kernel_context(self._ncw_fitted(X), type(self).__name__, ConceptContext, data=X)
+        return kernel_context(self._ncw_fitted(X), ConceptContext, data=X)
 
     def _random_factors(self, ctx, rng):
         n, k = ctx.X.shape[0], self.n_components
@@ -260,10 +261,10 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     start 0.957, Cai's per-iteration rescaling 0.957, Cai's start-up scaling alone 0.898 — no
     better than :class:`CF` (0.898): with it the document columns shrink to norm 0.001 in the
     first iteration (this start keeps them at 0.86), so λ = 100 acts about 10⁵ times weaker.
-    The selection's cost is about 2 × a fixed-λ fit (O(n²k) per iteration either way).
+    The selection's cost is about 2 × a fixed-λ fit.
 
-    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph; the fitted model
-    keeps the training documents (O(nnz)) for ``transform`` (Notes).
+    Memory: O(nnz + nk) for the kernel, as :class:`CF`, plus O(n · n_neighbors) for the graph;
+    the fitted model keeps the training documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------
@@ -373,8 +374,8 @@ class GRSCF(LCCF):
     for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
     class's labelled documents averaged into their shared row of ``Z``.
 
-    Memory: O(n²) for the kernel plus O(n · n_neighbors) for the graph; the fitted model
-    keeps the training documents (O(nnz)) for ``transform`` (Notes).
+    Memory: O(nnz + nk) for the kernel, as :class:`CF`, plus O(n · n_neighbors) for the graph;
+    the fitted model keeps the training documents (O(nnz)) for ``transform`` (Notes).
 
     Parameters
     ----------

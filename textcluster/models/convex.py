@@ -8,8 +8,8 @@ documents × terms orientation of :mod:`textcluster.models._base` (the papers wr
 * cluster-NMF ``X ≈ H Hᵀ X`` (paper 000 eq. 8): one factor ``H`` (n × k) gives both the
   cluster indicators and the centroids ``Xᵀ H``.
 
-Everything is written with the kernel ``K = X Xᵀ`` (n × n, dense): memory O(n²), see
-:mod:`textcluster.models._kernel`.
+Everything is written with the kernel ``K = X Xᵀ`` (n × n), used through the sparse ``X`` or
+dense, whichever is faster (:mod:`textcluster.models._kernel`).
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ class ConvexNMF(FactorizationModel):
     similarity to it (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not
     use ``H``.
 
-    Memory: O(n²) — the dense n × n kernel (refused up front when it does not fit); time per
-    iteration O(n²k).
+    Memory: O(nnz + nk) — the kernel is used through ``X`` (time per iteration O(nnz·k))
+    unless a dense kernel, at most 40 numbers per non-zero, is faster and fits
+    (:mod:`textcluster.models._kernel`).
 
     Parameters
     ----------
@@ -141,7 +142,7 @@ class ConvexNMF(FactorizationModel):
         self.variant = variant
 
     def _prepare(self, X, y, graph=None):
-        return kernel_context(X, type(self).__name__)
+        return kernel_context(X)
 
     def _random_factors(self, ctx, rng):
         n, k = ctx.X.shape[0], self.n_components
