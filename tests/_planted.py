@@ -3,6 +3,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from textcluster import graph as graphs
+
 
 def planted_corpus(n_per_class=40, n_classes=3, terms_per_class=20, noise=0.05, seed=0,
                    sparse=True):
@@ -40,3 +42,23 @@ def poisson_tfidf(seed=0, n_per_class=20, n_classes=2, terms_per_class=15, dtype
     counts[counts.sum(axis=1) == 0, 0] = 1.0
     X, _ = tfidf(sp.csr_matrix(counts))
     return X.astype(dtype), y
+
+
+def linking_graph(y, n_neighbors=5, seed=0):
+    """A graph that links every document to documents of the other classes only."""
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    rows, cols = [], []
+    for i in range(n):
+        others = np.flatnonzero(y != y[i])
+        rows += [i] * n_neighbors
+        cols += list(rng.choice(others, n_neighbors, replace=False))
+    G = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    return G.maximum(G.T)
+
+
+def following_graph(X, y, n_neighbors=5):
+    """The kNN graph of X with the edges between classes removed."""
+    G = graphs.knn_graph(X, n_neighbors=n_neighbors).tocoo()
+    keep = y[G.row] == y[G.col]
+    return sp.csr_matrix((G.data[keep], (G.row[keep], G.col[keep])), shape=G.shape)

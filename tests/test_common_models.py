@@ -12,7 +12,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from textcluster.metrics import nmi
 from textcluster.models import MODELS, make_model
 from textcluster.models._base import FactorizationModel
-from textcluster.models.selection import LAM_PATH
 
 from ._planted import planted_corpus, poisson_tfidf
 
@@ -100,8 +99,9 @@ def test_objective_never_increases(name, seed):
     X = sp.random(80, 50, density=0.2, random_state=seed, format="csr")
     model = make_model(name, n_components=int(rng.integers(2, 6)), n_init=1, max_iter=150,
                        tol=0, random_state=seed, n_assign_init=2)
-    if model.get_params().get("lam") == "auto":  # the update rules at one λ (the choice of λ
-        model.set_params(lam=1.0)                # is tested in test_selection.py)
+    for strength, fixed in (("lam", 1.0), ("gamma", 100.0)):  # the update rules at one λ (the
+        if model.get_params().get(strength) == "auto":      # choice is in test_selection.py)
+            model.set_params(**{strength: fixed})
     model.fit(X)
     history = model.objective_history_
     assert len(history) == 151
@@ -149,7 +149,7 @@ def test_custom_init_is_used(name):
             .fit(X, W=W, H=H) for _ in range(2))
     np.testing.assert_array_equal(a.components_, b.components_)
     # every update run: with λ chosen, five at each λ of the path (no graph-led fit)
-    assert a.n_iter_ == (5 * len(LAM_PATH) if getattr(a, "lam_selection_", None) else 5)
+    assert a.n_iter_ == (5 * len(a.lam_path) if getattr(a, "lam_selection_", None) else 5)
 
 
 @pytest.mark.parametrize("name", FACTORIZATIONS)

@@ -9,12 +9,14 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
-from textcluster.models import AGPNMF, PNMF, KernelAGPNMF
+from textcluster.metrics import nmi
+from textcluster.models import AGPNMF, PNMF, KernelAGPNMF, LSIKMeans
 from textcluster.models._memory import InsufficientMemoryError
 from textcluster.models import _gram
 from textcluster.models._gram import kernel_matrix
+from textcluster.models.selection import MIN_STABILITY
 
-from ._planted import planted_corpus
+from ._planted import following_graph, linking_graph, planted_corpus
 
 
 @pytest.fixture(autouse=True)
@@ -243,19 +245,51 @@ def test_custom_init_checks_the_unused_basis_shape():
         PNMF(3, init="custom", max_iter=2).fit(X, W=W, H=np.ones((2, 2)))
 
 
+# -- the choice of γ ----------------------------------------------------------------------------
+FAST_CHOICE = {"max_iter": 60, "n_assign_init": 5}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_agpnmf_keeps_the_clusters_of_lsa_kmeans_where_the_graph_links_the_classes(seed):
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=seed)
+    G = linking_graph(y)
+    model = AGPNMF(3, random_state=seed, **FAST_CHOICE).fit(X, graph=G)
+    start, led = model.lam_selection_["candidates"]
+    assert model.lam_ == 0.0 and start["chosen"] and start["start"] == "lsa-kmeans"
+    assert not led["chosen"] and led["lam"] == 100.0
+    assert len(model.objective_history_) == 1  # the start, returned as it was scored
+    assert 0 < model.n_iter_ <= model.planned_iterations()
+    lsa = LSIKMeans(3, random_state=seed).fit(X).labels_
+    assert nmi(lsa, model.labels_) > 0.99
+    fixed = AGPNMF(3, gamma=100.0, random_state=seed, **FAST_CHOICE).fit(X, graph=G)
+    assert nmi(y, model.labels_) > nmi(y, fixed.labels_) + 0.5
+
+
+def test_agpnmf_uses_the_learned_graph_where_its_starts_agree_and_cut_fewer_edges():
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
+    model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y))
+    led = model.lam_selection_["candidates"][-1]
+    assert model.lam_ == 100.0 and led["chosen"] and led["stability"] >= MIN_STABILITY
+    assert len(model.objective_history_) == FAST_CHOICE["max_iter"] + 1
+    lsa = LSIKMeans(3, random_state=1).fit(X).labels_
+    assert nmi(y, model.labels_) > nmi(y, lsa) + 0.2
+
+
 # -- memory -------------------------------------------------------------------------------------
 def test_n_by_n_models_refuse_what_does_not_fit(monkeypatch):
     X, _ = planted_corpus(seed=21)
     n = X.shape[0]
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "200K")  # below 3 × 120² × 8 B = 338 KB
-    for model in (AGPNMF(3), KernelAGPNMF(3, kernel="gaussian")):
+    for model in (AGPNMF(3, gamma=100.0), KernelAGPNMF(3, gamma=100.0, kernel="gaussian")):
         with pytest.raises(InsufficientMemoryError, match=f"3 dense {n} × {n} float64"):
             model.fit(X)
     with pytest.raises(InsufficientMemoryError, match="7 dense"):
-        AGPNMF(3, n_init=3).fit(X)
+        AGPNMF(3, gamma=100.0, n_init=3).fit(X)
+    with pytest.raises(InsufficientMemoryError, match="7 dense.*choice of γ.*give gamma"):
+        AGPNMF(3).fit(X)  # γ chosen: the start and two learned-graph fits at once
     PNMF(3, max_iter=5).fit(X)  # O(nnz + (n + m)k): not refused
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "400K")
-    AGPNMF(3, max_iter=5, n_assign_init=1).fit(X)
+    AGPNMF(3, gamma=100.0, max_iter=5, n_assign_init=1).fit(X)
 
 
 # -- real data ------------------------------------------------------------------------------

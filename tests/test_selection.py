@@ -23,7 +23,7 @@ from textcluster.models.selection import (
     held_out_graph,
 )
 
-from ._planted import planted_corpus
+from ._planted import following_graph, linking_graph, planted_corpus
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -120,26 +120,6 @@ def test_graph_led_candidate_needs_reproducible_clusters_and_fewer_cut_edges():
     assert pick(MIN_STABILITY - 0.01, 0.05) == 1  # not reproducible
     assert pick(0.99, 0.15) == 1  # cuts more edges than the geometry-led choice
     assert pick(0.99, 0.05, coherence=0.28) == 1  # more than 5 % less coherent
-
-
-def linking_graph(y, n_neighbors=5, seed=0):
-    """A graph that links every document to documents of the other classes only."""
-    rng = np.random.default_rng(seed)
-    n = len(y)
-    rows, cols = [], []
-    for i in range(n):
-        others = np.flatnonzero(y != y[i])
-        rows += [i] * n_neighbors
-        cols += list(rng.choice(others, n_neighbors, replace=False))
-    G = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    return G.maximum(G.T)
-
-
-def following_graph(X, y, n_neighbors=5):
-    """The kNN graph of X with the edges between classes removed."""
-    G = graphs.knn_graph(X, n_neighbors=n_neighbors).tocoo()
-    keep = y[G.row] == y[G.col]
-    return sp.csr_matrix((G.data[keep], (G.row[keep], G.col[keep])), shape=G.shape)
 
 
 FAST = {"max_iter": 60, "n_init": 3, "init_iter": 10, "n_assign_init": 5}

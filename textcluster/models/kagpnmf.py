@@ -12,7 +12,7 @@ from .._compat import Interval, StrOptions
 from ._base import Seed, shared_parameters
 from ._gram import KernelGram, cross_kernel, kernel_matrix
 from .cluster_count import NComponents
-from .projective import AGPNMF, DEFAULT_GAMMA
+from .projective import AGPNMF
 
 @shared_parameters
 class KernelAGPNMF(AGPNMF):
@@ -62,7 +62,8 @@ class KernelAGPNMF(AGPNMF):
 
     Attributes
     ----------
-    components_, labels_, objective_history_, n_iter_, graph_ : as in :class:`AGPNMF`.
+    components_, labels_, objective_history_, n_iter_, graph_, lam_, lam_selection_ : as in
+    :class:`AGPNMF`.
     sigma_ : float or None, the Gaussian width used.
 
     Notes
@@ -83,7 +84,7 @@ class KernelAGPNMF(AGPNMF):
 
     def __init__(self, n_components: NComponents = 8, *, kernel: str = "polynomial",
                  degree: int = 2,
-                 coef0: float = 0.0, sigma: float | None = None, gamma: float = DEFAULT_GAMMA,
+                 coef0: float = 0.0, sigma: float | None = None, gamma: float | str = "auto",
                  alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
                  n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
                  accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,

@@ -128,6 +128,8 @@ def held_out_graph(unit_rows, W, random_state=None):
         rng = check_random_state(random_state)
         queries = np.sort(rng.choice(queries, HELD_OUT_SAMPLE, replace=False))
     ranks = min(n - 1, HELD_OUT_RANKS * max(1, int(np.median(np.diff(W.indptr)))))
+    if ranks < 1 or queries.size == 0:  # one document, or none with a term: no edges
+        return sp.csr_matrix((n, n))
     block_size = max(1, min(_BLOCK_BUDGET // max(n, 1), 256))  # blocks for both threads
     rows, cols, _, _ = _knn_blocks(unit_rows, ranks, block_size, False, queries=queries)
     near = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
@@ -205,7 +207,12 @@ class SelectsGraphStrength:
     context is a :class:`GraphStrength` with ``data`` (the matrix factorized), and its factors
     have the document factor ``V``. It provides ``_lsa_start``, ``_custom_factors``,
     ``_random_factors``, ``_best_start``, ``_update`` and ``_objective``
-    (:class:`~textcluster.models._base.FactorizationModel`'s hooks)."""
+    (:class:`~textcluster.models._base.FactorizationModel`'s hooks). ``lam_path`` (the λ of
+    the geometry-led path after the start; empty: the start alone) and ``graph_led_lam`` (the λ
+    of the graph-led fits) may be set per model."""
+
+    lam_path: tuple[float, ...] = LAM_PATH
+    graph_led_lam: float = GRAPH_LED_LAM
 
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
@@ -248,15 +255,17 @@ class SelectsGraphStrength:
 
     def _lam_path(self, ctx, W, H):
         """``(setting, factors, history)``: the start itself (the LSA + k-means clusters, or
-        the caller's ``W``, ``H``; no iteration), then along ``LAM_PATH`` warm-started from it,
-        at most ``max_iter`` iterations at each λ."""
+        the caller's ``W``, ``H``; no iteration), then along ``lam_path`` warm-started from it,
+        at most ``max_iter`` iterations at each λ (the start is copied only if a path follows
+        it)."""
         if self.init == "custom":
             factors, start = self._custom_factors(ctx, in_fit_order(W, ctx), H), "custom"
         else:
             factors, start = self._lsa_start(ctx), "lsa-kmeans"
         history = [self._objective(factors, self._at_strength(ctx, 0.0))]
-        yield {"lam": 0.0, "start": start, "iterations": 0}, factors.copy(), history
-        for i, lam in enumerate(LAM_PATH):
+        setting = {"lam": 0.0, "start": start, "iterations": 0}
+        yield setting, factors.copy() if self.lam_path else factors, history
+        for i, lam in enumerate(self.lam_path):
             step = self._at_strength(ctx, lam)
             history = [self._objective(factors, step)]
             n_iter = min(PATH_STEP_ITER if i else PATH_FIRST_ITER, self.max_iter)
@@ -265,30 +274,32 @@ class SelectsGraphStrength:
 
     def _graph_led(self, ctx):
         """The graph-led candidate: ``GRAPH_LED_STARTS`` fits of ``max_iter`` iterations at
-        ``GRAPH_LED_LAM`` from random starts; the one with the lowest objective, its history,
+        ``graph_led_lam`` from random starts; the one with the lowest objective, its history,
         the mean NMI between the clusters of each pair of starts (how reproducible the graph's
         clusters are) and the iterations of all the fits. The starts stop early when those
         run already disagree so much that the mean over every pair cannot reach
         ``MIN_STABILITY`` even if each pair still to come agreed perfectly: the candidate
         cannot be chosen then, and the choice is the one all the starts would give."""
-        ctx = self._at_strength(ctx, GRAPH_LED_LAM)
+        ctx = self._at_strength(ctx, self.graph_led_lam)
         rng = check_random_state(self.random_state)
-        fits, labels, agreement = [], [], []
+        best = None  # (factors, history, labels) of the lowest objective so far: one kept
+        labels, agreement, n_iter = [], [], 0
         all_pairs = GRAPH_LED_STARTS * (GRAPH_LED_STARTS - 1) // 2
         for _ in range(GRAPH_LED_STARTS):
             factors = self._best_start([self._random_factors(ctx, rng)], ctx)
-            fits.append((factors, list(self.objective_history_)))
+            history = list(self.objective_history_)
+            n_iter += len(history) - 1
             found = self._labels(factors)
             agreement += [nmi(earlier, found) for earlier in labels]
             labels.append(found)
+            if best is None or history[-1] < best[1][-1]:
+                best = (factors, history, found)
+            del factors
             if sum(agreement) + (all_pairs - len(agreement)) < MIN_STABILITY * all_pairs:
                 break
         stability = float(np.mean(agreement))
-        best = min(range(len(fits)), key=lambda i: fits[i][1][-1])
-        factors, history = fits[best]
-        n_iter = sum(len(fit[1]) - 1 for fit in fits)
-        setting = {"lam": GRAPH_LED_LAM, "start": "random", "starts": len(fits)}
-        return setting, factors, history, stability, n_iter, labels[best]
+        setting = {"lam": self.graph_led_lam, "start": "random", "starts": len(labels)}
+        return setting, best[0], best[1], stability, n_iter, best[2]
 
     def _labels(self, factors):
         return assign_clusters(factors.V, self.n_components, method=self.assign,
@@ -317,5 +328,6 @@ class SelectsGraphStrength:
     def planned_iterations(self):
         if self._fixed_lam() is not None:
             return super().planned_iterations()
-        path = PATH_FIRST_ITER + PATH_STEP_ITER * (len(LAM_PATH) - 1)
+        path = (PATH_FIRST_ITER + PATH_STEP_ITER * (len(self.lam_path) - 1)
+                if self.lam_path else 0)
         return path + GRAPH_LED_STARTS * self.max_iter
