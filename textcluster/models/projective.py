@@ -67,7 +67,8 @@ from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
 from .baselines import LSIKMeans
 from .cluster_count import NComponents
-from .selection import GRAPH_LED_STARTS, GraphStrength, SelectsGraphStrength, graph_fields, membership
+from .selection import (GRAPH_LED_STARTS, GraphStrength, SelectsGraphStrength, graph_fields,
+                        membership)
 
 DEFAULT_GAMMA = 100.0  # scale-free γ of AGPNMF's learned-graph fits (see its docstring)
 PAPER_GAMMA = 0.01  # paper 000's γ, read unscaled
