@@ -72,7 +72,7 @@ def test_the_kernel_through_the_documents_gives_the_dense_kernels_fit(model, mon
     X, y = planted_corpus(seed=20)
     y = np.where(np.arange(len(y)) % 4 == 0, y, -1) if isinstance(model, GRSCF) else None
     model.set_params(n_init=1, max_iter=30, random_state=0, n_assign_init=1)
-    dense_fit = model.fit(X, y).objective_history_
+    dense_fit = np.array(model.fit(X, y).objective_history_)
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "50K")  # K needs 120² × 8 B = 112.5 KB
     through_documents = model.fit(X, y)
     np.testing.assert_allclose(through_documents.objective_history_, dense_fit, rtol=1e-9)

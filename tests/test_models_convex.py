@@ -114,7 +114,7 @@ def test_a_kernel_that_does_not_fit_is_used_through_the_documents(monkeypatch, v
     X, _ = planted_corpus(seed=44)
     model = ConvexNMF(3, variant=variant, n_init=1, max_iter=30, random_state=0,
                       n_assign_init=1)
-    dense_fit = model.fit(X).objective_history_
+    dense_fit = np.array(model.fit(X).objective_history_)
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "50K")  # K: 112.5 KB (float64)
     np.testing.assert_allclose(model.fit(X).objective_history_, dense_fit, rtol=1e-9)
 
