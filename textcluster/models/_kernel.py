@@ -27,16 +27,18 @@ from .._threads import n_threads, thread_pool
 from ._base import EPS, Context, check_custom_factor
 from ._gram import DataGram, factored_gram_pays
 from ._linalg import gram_matrix
-from ._memory import available_memory, dense_bytes
+from ._memory import dense_bytes, memory_fits
 
 
 class DenseKernel:
-    """``K`` (n × n, dense) with ``K @ B`` in row blocks over threads and its trace."""
+    """``K`` (n × n, dense) with ``K @ B`` in row blocks over threads and its trace (as a
+    :class:`~textcluster.models._gram.DataGram` has them)."""
 
     def __init__(self, K, threads=None):
         self.K = K
         self.shape = K.shape
         self.dtype = K.dtype
+        self.trace = float(np.trace(K, dtype=np.float64))  # ``tr K = ‖X‖²_F``
         parts = threads or n_threads()
         cuts = np.linspace(0, K.shape[0], min(parts, max(K.shape[0] // 64, 1)) + 1).astype(int)
         self._blocks = list(zip(cuts[:-1], cuts[1:]))
@@ -54,10 +56,6 @@ class DenseKernel:
         list(thread_pool(len(self._blocks)).map(work, self._blocks))
         return out
 
-    def trace(self):
-        """``tr K = ‖X‖²_F``, accumulated in float64."""
-        return float(np.trace(self.K, dtype=np.float64))
-
 
 def document_kernel(X) -> DenseKernel | DataGram:
     """``K = X Xᵀ`` for ``K @ B`` products: a :class:`DenseKernel` (dense n × n in ``X``'s
@@ -66,9 +64,7 @@ def document_kernel(X) -> DenseKernel | DataGram:
     available, else the ``DataGram`` (nothing n × n stored)."""
     n = X.shape[0]
     nnz = X.nnz if sp.issparse(X) else n * X.shape[1]
-    available = available_memory()
-    fits = available is None or dense_bytes(n, n, X.dtype.itemsize) <= available
-    if fits and not factored_gram_pays(n, nnz):
+    if not factored_gram_pays(n, nnz) and memory_fits(dense_bytes(n, n, X.dtype.itemsize)):
         return DenseKernel(gram_matrix(X))
     return DataGram(X)
 
@@ -91,8 +87,7 @@ def kernel_context(X, context: type[KernelContext] = KernelContext,
     of the documents ``X`` as factorized: their kernel (:func:`document_kernel`) and its
     trace."""
     K = document_kernel(X)
-    trace = K.trace() if isinstance(K, DenseKernel) else K.trace
-    return context(X=X, K=K, K_trace=trace, dtype=X.dtype, **fields)
+    return context(X=X, K=K, K_trace=K.trace, dtype=X.dtype, **fields)
 
 
 # -- the math shared by the kernel models --------------------------------------------------

@@ -76,15 +76,21 @@ def dense_bytes(n_rows, n_cols, itemsize, count=1):
     return int(count) * int(n_rows) * int(n_cols) * int(itemsize)
 
 
+def memory_fits(needed):
+    """Whether ``needed`` bytes are available (:func:`available_memory`; unknown: yes)."""
+    available = available_memory()
+    return available is None or needed <= available
+
+
 def require_memory(needed, what, advice):
     """Raise :class:`InsufficientMemoryError` if ``needed`` bytes are not available.
 
     ``what`` names the allocation (``"AGPNMF's 4 dense 9,494 × 9,494 float64 matrices"``);
     ``advice`` says what to do instead.
     """
-    available = available_memory()
-    if available is None or needed <= available:
+    if memory_fits(needed):
         return
+    available = available_memory()
     raise InsufficientMemoryError(
         f"{what} need about {format_bytes(needed)}, but only {format_bytes(available)} of memory "
         f"is available. {advice} (Set ${MEMORY_ENV} to change the limit textcluster plans for.)"
