@@ -124,7 +124,7 @@ def test_one_grscf_iteration_matches_paper_eq_14():
                                    LCCF(3, lam=5.0, ncw=True)])
 def test_recorded_objective_equals_the_dense_objective(model):
     X, _ = planted_corpus(seed=23)
-    model.set_params(n_init=1, max_iter=15, random_state=0)
+    model.set_params(init="random", n_init=1, max_iter=15, random_state=0)
     model.fit(X)
     ctx = model._prepare(X, None, None)
     factors = model._random_factors(ctx, np.random.RandomState(0))
@@ -161,6 +161,18 @@ def test_grscf_without_labels_is_lccf(no_labels):
     random = {**params, "n_init": 3, "init_iter": 5, "max_iter": 20, "random_state": 1}
     np.testing.assert_array_equal(LCCF(3, **random).fit_transform(X),
                                   GRSCF(3, **random).fit_transform(X, y))
+
+
+def test_grscf_chooses_lambda_as_lccf_without_labels_and_keeps_cais_with_them():
+    X, y = planted_corpus(seed=26)
+    grscf = GRSCF(3, random_state=2).fit(X)
+    lccf = LCCF(3, assign="kmeans", random_state=2).fit(X)
+    assert lccf.lam_selection_ is not None and grscf.lam_selection_ == lccf.lam_selection_
+    np.testing.assert_array_equal(grscf.labels_, lccf.labels_)
+    np.testing.assert_array_equal(grscf.objective_history_, lccf.objective_history_)
+    labelled = GRSCF(3, random_state=2, n_init=2, max_iter=20).fit(
+        X, np.where(np.arange(len(y)) % 4 == 0, y, -1))
+    assert labelled.lam_ == 100.0 and labelled.lam_selection_ is None
 
 
 # -- labels ----------------------------------------------------------------------------------

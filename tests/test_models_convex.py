@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from textcluster.corpora import load_corpus
-from textcluster.models import CF, ConvexNMF
+from textcluster.metrics import nmi
+from textcluster.models import CF, PNMF, ConvexNMF, LSIKMeans
 from textcluster.models.convex import (
     update_cluster_indicators,
     update_convex_documents,
@@ -19,6 +20,27 @@ from ._planted import planted_corpus
 
 def dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+@pytest.mark.parametrize("variant", ["convex", "cluster"])
+def test_the_default_start_is_the_clusters_of_lsa_kmeans(variant):
+    X, _ = planted_corpus(seed=41, noise=0.6)
+    model = ConvexNMF(3, variant=variant, random_state=2)
+    start = model._lsa_start(model._prepare(X, None, None))
+    lsa = LSIKMeans(3, random_state=2).fit(X).labels_
+    assert nmi(start.G.argmax(axis=1), lsa) == pytest.approx(1.0)
+    if variant == "convex":  # Ding, Li & Jordan: G = H + 0.2, W = G / cluster sizes
+        np.testing.assert_allclose(start.W * np.bincount(lsa), start.G, rtol=1e-6)
+        assert start.G.min() == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("cls", [PNMF, CF, ConvexNMF])
+def test_the_zoo_starts_once_from_lsa_kmeans_by_default(cls):
+    X, _ = planted_corpus(seed=42)
+    model = cls(3, max_iter=20, random_state=0).fit(X)
+    assert model.init == "lsa-kmeans" and model.n_iter_ == 20 == model.planned_iterations()
+    history = model.objective_history_
+    assert len(history) == 21 and np.all(np.diff(history) <= 1e-9 * history[0])
 
 
 def test_convex_updates_match_ding_li_jordan():
@@ -66,7 +88,8 @@ def test_cluster_update_never_increases_the_objective_from_any_start(seed):
 @pytest.mark.parametrize("variant", ["convex", "cluster"])
 def test_recorded_objective_equals_the_dense_objective(variant):
     X, _ = planted_corpus(seed=40)
-    model = ConvexNMF(3, variant=variant, n_init=1, max_iter=12, random_state=0).fit(X)
+    model = ConvexNMF(3, variant=variant, init="random", n_init=1, max_iter=12,
+                      random_state=0).fit(X)
     ctx = model._prepare(X, None, None)
     factors = model._random_factors(ctx, np.random.RandomState(0))
     for _ in range(12):

@@ -75,6 +75,17 @@ def test_gsnmfc_without_labels_and_beta_zero_is_gnmf(scaling):
                     GNMF(3, scaling=scaling, assign="kmeans", random_state=4, **FAST).fit(X))
 
 
+@pytest.mark.parametrize("unlabelled", [None, "all -1"])
+def test_gsnmfc_without_labels_is_gnmf_with_its_defaults(unlabelled):
+    X, y = planted_corpus(seed=22)
+    none = None if unlabelled is None else np.full(X.shape[0], -1)
+    gsnmfc = GSNMFC(3, random_state=4).fit(X, none)
+    assert gsnmfc.lam_selection_ is not None  # λ chosen without labels, as GNMF's
+    assert_same_fit(gsnmfc, GNMF(3, assign="kmeans", random_state=4).fit(X))
+    labelled = GSNMFC(3, random_state=4, **FAST).fit(X, partial_labels(y))
+    assert labelled.lam_ == 1e8 and labelled.lam_selection_ is None  # scale-free, as measured
+
+
 def test_gsnmfc_without_graph_and_ridge_is_cnmf():
     X, y = planted_corpus(seed=23)
     labels = partial_labels(y)

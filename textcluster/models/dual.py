@@ -157,7 +157,7 @@ class ANMF(TermGraphFit, GNMF):
         Wt = graphs.term_graph(X, term_graph, self.term_neighbors, self.term_weighting)
         term_degree = np.asarray(Wt.sum(axis=1)).ravel()
         self.term_graph_ = Wt
-        mu_scale = (1.0 if self.scaling == "cai"
+        mu_scale = (1.0 if self._scaling() == "cai"
                     else ctx.X_norm2 / (self.n_components * graphs.mean_degree(term_degree)))
         ctx = extend(ctx, DualGraphContext, Wt=Wt, term_degree=term_degree, mu_scale=mu_scale)
         return self._fixed_strength(ctx)
@@ -166,7 +166,7 @@ class ANMF(TermGraphFit, GNMF):
         """λ for the document graph, and μ for the term graph: the same strength λ when μ is
         tied to it (``mu=None`` with ``scaling="unit-basis"``), else μ as given or the
         default."""
-        mu = self.mu if self.mu is not None else DEFAULT_MU[self.scaling]
+        mu = self.mu if self.mu is not None else DEFAULT_MU[self._scaling()]
         if ctx.graph_off:
             mu = 0.0
         elif mu is None:
@@ -184,7 +184,7 @@ class ANMF(TermGraphFit, GNMF):
     def _update(self, factors, ctx):
         U, V, X, mu = factors.U, factors.V, ctx.X, ctx.mu
         factors.seen = kept_copy(V, factors.seen)
-        if self.scaling == "unit-basis":
+        if self._scaling() == "unit-basis":
             term_graph = (mu, ctx.Wt, ctx.term_degree) if mu else None
             unit_basis_step(U, X.tdot(V), V.T @ V, term_graph)
         else:

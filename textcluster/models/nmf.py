@@ -524,19 +524,23 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
                 return False
         return True
 
+    def _scaling(self) -> str:
+        """The scaling in effect (a semi-supervised model resolves its ``"auto"``)."""
+        return self.scaling
+
     def _fixed_lam(self):
         """The λ given, the papers' fixed default for their scalings, or None (to choose)."""
         if self.lam != "auto":
             return float(self.lam)
-        return DEFAULT_LAM.get(self.scaling)
+        return DEFAULT_LAM.get(self._scaling())
 
     def _lam_scale(self, degree):
         """Factor from λ as given to the weight in the updates: 1 / d̄ but for Cai's scaling."""
-        return 1.0 if self.scaling == "cai" else 1.0 / max(degree.mean(), EPS)
+        return 1.0 if self._scaling() == "cai" else 1.0 / max(degree.mean(), EPS)
 
     def _random_factors(self, ctx, rng):
         factors = super()._random_factors(ctx, rng)
-        if self.scaling != "cai":
+        if self._scaling() != "cai":
             fit_scale(factors.U, factors.V, ctx.X)
         return factors
 
@@ -549,7 +553,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     def _document_floor(self, V):
         """The floor of the document factor's update: :func:`normal_floor` with unit basis
         columns, none with the papers' scalings."""
-        return normal_floor(V) if self.scaling == "unit-basis" else 0.0
+        return normal_floor(V) if self._scaling() == "unit-basis" else 0.0
 
     def _graph_products(self, V, ctx, out=None):
         """``W V`` (in ``out`` when given) and ``λ tr(Vᵀ L V)`` (:func:`graph_products`)."""
@@ -562,7 +566,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         U, V, W, degree = factors.U, factors.V, ctx.W, ctx.degree
         factors.seen = kept_copy(V, factors.seen)
         XU, UtU = multiplicative_step(ctx.X, U, V, ctx.lam, W, degree, VtV=factors.VtV,
-                                      WV=factors.WV, unit_basis=self.scaling == "unit-basis",
+                                      WV=factors.WV, unit_basis=self._scaling() == "unit-basis",
                                       floor=self._document_floor(V))
         factors.WV, graph_term = self._graph_products(V, ctx, out=factors.WV)
         factors.VtV = V.T @ V

@@ -217,9 +217,11 @@ class PNMF(FactorizationModel):
     document factor and ``HᵀX`` the basis. It is the objective of cluster-NMF (eq. 8) too.
     Update: ``H ← H ⊙ [2GH / (H·HᵀGH + GH·HᵀH)]^(1/3)``, ``G = X Xᵀ`` applied as
     ``X (Xᵀ H)`` — the majorization step of the module docstring with γ = 0 (Yang & Oja's
-    rule without the cube root, which paper 000 uses, is not monotone). Random starts are
-    uniform and scaled so that ``H HᵀX`` is the least-squares fit of ``X``. Each step tries
-    the unrooted rule first (``accelerate``, see the module docstring).
+    rule without the cube root, which paper 000 uses, is not monotone). The default start is
+    the clusters of LSA + k-means (``init="lsa-kmeans"``, as the graph models start; see
+    :class:`~textcluster.models.ConvexNMF` for what it gave the three models on the CLUTO
+    sets); random starts are uniform and scaled so that ``H HᵀX`` is the least-squares fit of
+    ``X``. Each step tries the unrooted rule first (``accelerate``, see the module docstring).
 
     Memory: O(nnz + (n + m)k).
 
@@ -258,8 +260,8 @@ class PNMF(FactorizationModel):
     _state_attributes = FactorizationModel._state_attributes + ("code_map_",)
 
     def __init__(self, n_components: NComponents = 8, *, accelerate: bool = True,
-                 max_iter: int = 100,
-                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "lsa-kmeans",
                  assign: str = "kmeans", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,

@@ -37,6 +37,7 @@ from .nmf import (
     fit_scale,
     normalize_basis,
     reconstruction_error,
+    unit_basis_step,
     update_basis,
     update_documents,
 )
@@ -223,9 +224,9 @@ class _LabelConstrained:
     _expected_failed_checks = LABELLED_FIT_CHECKS
 
     def _prepare(self, X, y, graph=None):
-        ctx = super()._prepare(X, y, graph)
         constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)
-        self.n_label_classes_ = constraint.n_classes
+        self.n_label_classes_ = constraint.n_classes  # known before the base prepares
+        ctx = super()._prepare(X, y, graph)
         return extend(ctx, self._labelled_context, constraint=constraint)
 
     def _random_factors(self, ctx, rng):
@@ -354,7 +355,11 @@ class GSNMFC(_LabelConstrained, GNMF):
     :class:`ConstrainedNMF`.
 
     λ and the start follow :class:`GNMF` (``scaling``, ``lam``, ``graph_check``, the graph
-    parameters ``n_neighbors`` and ``weighting``). β is scale-free like λ: with
+    parameters ``n_neighbors`` and ``weighting``). ``scaling="auto"`` (default) is
+    ``"scale-free"`` with labels (λ = 10⁸, the setting measured with labels) and GNMF's
+    ``"unit-basis"`` without: fitted without labels GSNMFC is then :class:`GNMF` with its
+    defaults, λ chosen without labels (the ridge is constant on unit basis columns and left
+    out; the U-update is GNMF's unit-column step). β is scale-free like λ: with
     ``scaling="scale-free"`` the ridge added to ``VᵀV`` in the U-update is ``β ‖X‖²_F / k``;
     with ``scaling="cai"`` it is β itself. Default β = 10⁻³, a light ridge (paper 004 gives no
     value): at the least-squares start a diagonal entry of ``VᵀV`` is about
@@ -375,8 +380,8 @@ class GSNMFC(_LabelConstrained, GNMF):
     beta : float ≥ 0, default=0.001
         Weight β of the ridge ``‖U‖²_F`` on the basis (see above).
     {document graph parameters}
-    scaling : {"scale-free", "cai"}, default="scale-free"
-        How λ and β are read and the start scaled, as in :class:`GNMF`.
+    scaling : {"auto", "unit-basis", "scale-free", "cai"}, default="auto"
+        How λ and β are read and the start scaled, as in :class:`GNMF` ("auto": see above).
     graph_check : bool, default=True
         Fit without the graph when it does not agree with the data, as in :class:`GNMF`.
     {ncw}
@@ -400,13 +405,13 @@ class GSNMFC(_LabelConstrained, GNMF):
     _parameter_constraints = {
         **GNMF._parameter_constraints,
         "beta": [Interval(Real, 0, None, closed="left")],
-        "scaling": [StrOptions({"scale-free", "cai"})],
+        "scaling": [StrOptions({"auto", "unit-basis", "scale-free", "cai"})],
     }
 
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  beta: float = 1e-3,
                  n_neighbors: int = 5, weighting: str = "binary",
-                 graph_method: str = "auto", scaling: str = "scale-free",
+                 graph_method: str = "auto", scaling: str = "auto",
                  graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "kmeans", n_assign_init: int = 20,
@@ -418,21 +423,30 @@ class GSNMFC(_LabelConstrained, GNMF):
                          n_assign_init=n_assign_init, random_state=random_state)
         self.beta = beta
 
+    def _scaling(self):
+        if self.scaling != "auto":
+            return self.scaling
+        return "scale-free" if self.n_label_classes_ else "unit-basis"
+
     def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
-        scale = ctx.X_norm2 / self.n_components if self.scaling == "scale-free" else 1.0
+        scale = {"scale-free": ctx.X_norm2 / self.n_components, "unit-basis": 0.0,
+                 "cai": 1.0}[self._scaling()]
         return replace(ctx, beta=self.beta * scale)
 
     def _scaled_start(self, U, Z, ctx):
         constraint = ctx.constraint
         V = constraint.expand(Z)
-        if self.scaling == "scale-free":
+        if self._scaling() != "cai":
             fit_scale(U, V, ctx.X)  # V = α A Z, so Z is α Z: read it off one document per row
             Z = V[constraint.first]
         return LabelledFactors(U=U, Z=Z, V=V)
 
     def _update_basis(self, U, V, XtV, ctx):
-        update_basis_ridge(U, V, XtV, ctx.beta)
+        if self._scaling() == "unit-basis":
+            unit_basis_step(U, XtV, V.T @ V)
+        else:
+            update_basis_ridge(U, V, XtV, ctx.beta)
 
     def _update_z(self, factors, XU, UtU, ctx):
         XU_mean, WV_mean, degree_mean = constrained_update_terms(
