@@ -219,9 +219,10 @@ class PNMF(FactorizationModel):
     ``X (Xᵀ H)`` — the majorization step of the module docstring with γ = 0 (Yang & Oja's
     rule without the cube root, which paper 000 uses, is not monotone). The default start is
     the clusters of LSA + k-means (``init="lsa-kmeans"``, as the graph models start; see
-    :class:`~textcluster.models.ConvexNMF` for what it gave the three models on the CLUTO
-    sets); random starts are uniform and scaled so that ``H HᵀX`` is the least-squares fit of
-    ``X``. Each step tries the unrooted rule first (``accelerate``, see the module docstring).
+    :class:`~textcluster.models.ConvexNMF` for what it gave on the panel); random starts
+    (``init="random"``, the papers') are uniform and scaled so that ``H HᵀX`` is the
+    least-squares fit of ``X``. Each step tries the unrooted rule first (``accelerate``, see
+    the module docstring).
 
     Memory: O(nnz + (n + m)k).
 
