@@ -165,6 +165,7 @@ def test_grscf_without_labels_is_lccf(no_labels):
 
 def test_grscf_chooses_lambda_as_lccf_without_labels_and_keeps_cais_with_them():
     X, y = planted_corpus(seed=26)
+    assert GRSCF(3).planned_iterations() == LCCF(3).planned_iterations()  # before a fit
     grscf = GRSCF(3, random_state=2).fit(X)
     lccf = LCCF(3, assign="kmeans", random_state=2).fit(X)
     assert lccf.lam_selection_ is not None and grscf.lam_selection_ == lccf.lam_selection_

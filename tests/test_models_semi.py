@@ -80,6 +80,7 @@ def test_gsnmfc_without_labels_is_gnmf_with_its_defaults(unlabelled):
     X, y = planted_corpus(seed=22)
     none = None if unlabelled is None else np.full(X.shape[0], -1)
     gsnmfc = GSNMFC(3, random_state=4).fit(X, none)
+    assert GSNMFC(3).planned_iterations() == GNMF(3).planned_iterations()  # before a fit
     assert gsnmfc.lam_selection_ is not None  # λ chosen without labels, as GNMF's
     assert_same_fit(gsnmfc, GNMF(3, assign="kmeans", random_state=4).fit(X))
     labelled = GSNMFC(3, random_state=4, **FAST).fit(X, partial_labels(y))

@@ -429,7 +429,8 @@ class GRSCF(LCCF):
     def _scaling(self):
         if self.scaling != "auto":
             return self.scaling
-        return "cai" if self.n_label_classes_ else "scale-free"
+        # before a fit (planned_iterations): as without labels
+        return "cai" if getattr(self, "n_label_classes_", 0) else "scale-free"
 
     def _prepare(self, X, y, graph=None):
         constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)

@@ -426,7 +426,8 @@ class GSNMFC(_LabelConstrained, GNMF):
     def _scaling(self):
         if self.scaling != "auto":
             return self.scaling
-        return "scale-free" if self.n_label_classes_ else "unit-basis"
+        # before a fit (planned_iterations): as without labels
+        return "scale-free" if getattr(self, "n_label_classes_", 0) else "unit-basis"
 
     def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
