@@ -124,7 +124,7 @@ def test_one_grscf_iteration_matches_paper_eq_14():
                                    LCCF(3, lam=5.0, ncw=True)])
 def test_recorded_objective_equals_the_dense_objective(model):
     X, _ = planted_corpus(seed=23)
-    model.set_params(n_init=1, max_iter=15, random_state=0)
+    model.set_params(init="random", n_init=1, max_iter=15, random_state=0)
     model.fit(X)
     ctx = model._prepare(X, None, None)
     factors = model._random_factors(ctx, np.random.RandomState(0))

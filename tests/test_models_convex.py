@@ -34,8 +34,8 @@ def test_the_default_start_is_the_clusters_of_lsa_kmeans(variant):
         assert start.G.min() == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize("cls", [PNMF, ConvexNMF])
-def test_pnmf_and_convex_nmf_start_once_from_lsa_kmeans_by_default(cls):
+@pytest.mark.parametrize("cls", [PNMF, CF, ConvexNMF])
+def test_the_zoo_starts_once_from_lsa_kmeans_by_default(cls):
     X, _ = planted_corpus(seed=42)
     model = cls(3, max_iter=20, random_state=0).fit(X)
     assert model.init == "lsa-kmeans" and model.n_iter_ == 20 == model.planned_iterations()

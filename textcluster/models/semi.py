@@ -358,8 +358,8 @@ class GSNMFC(_LabelConstrained, GNMF):
     parameters ``n_neighbors`` and ``weighting``). ``scaling="auto"`` (default) is
     ``"scale-free"`` with labels (λ = 10⁸, the setting measured with labels) and GNMF's
     ``"unit-basis"`` without: fitted without labels GSNMFC is then :class:`GNMF` with its
-    defaults, λ chosen without labels (the ridge is constant on unit basis columns and left
-    out; the U-update is GNMF's unit-column step). β is scale-free like λ: with
+    defaults but ``assign``, λ chosen without labels (the ridge is constant on unit basis
+    columns and left out; the U-update is GNMF's unit-column step). β is scale-free like λ: with
     ``scaling="scale-free"`` the ridge added to ``VᵀV`` in the U-update is ``β ‖X‖²_F / k``;
     with ``scaling="cai"`` it is β itself. Default β = 10⁻³, a light ridge (paper 004 gives no
     value): at the least-squares start a diagonal entry of ``VᵀV`` is about
