@@ -1,6 +1,7 @@
 """What is special to PNMF, AGPNMF and kernel AGPNMF (the common checks are in
 test_common_models.py)."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -273,6 +274,17 @@ def test_agpnmf_uses_the_learned_graph_where_its_starts_agree_and_cut_fewer_edge
     assert len(model.objective_history_) == FAST_CHOICE["max_iter"] + 1
     lsa = LSIKMeans(3, random_state=1).fit(X).labels_
     assert nmi(y, model.labels_) > nmi(y, lsa) + 0.2
+
+
+def test_agpnmf_runs_its_two_learned_graph_fits_in_the_fitting_thread(monkeypatch):
+    # a thread beside would get one BLAS thread for the n × n × n products (OpenBLAS)
+    threads, fit = [], AGPNMF._graph_led
+    monkeypatch.setattr(AGPNMF, "_graph_led", lambda self, ctx: (
+        threads.append(threading.current_thread()), fit(self, ctx))[1])
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
+    model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y))
+    assert threads == [threading.main_thread()]
+    assert model.lam_selection_["candidates"][-1]["starts"] == 2
 
 
 # -- memory -------------------------------------------------------------------------------------

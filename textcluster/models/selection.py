@@ -41,8 +41,9 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    still *coherent* and cuts fewer held-out edges: three random starts must find the same
    clusters (mean pairwise NMI ≥ ``MIN_STABILITY`` = 0.9, the stability test of Lange et al.
    2004 over restarts; the third start is skipped when the first two agree below 0.7, as
-   the mean could not reach 0.9), and its cohesion must be within ``GRAPH_LED_TOLERANCE``
-   (5 %) of the best. On TDT2, whose kNN graph nearly separates the topics, the starts agree
+   the mean could not reach 0.9; AGPNMF, which has no path to share the cost with, runs
+   two: three made its choice 3.4 times one fit), and its cohesion must be within
+   ``GRAPH_LED_TOLERANCE`` (5 %) of the best. On TDT2, whose kNN graph nearly separates the topics, the starts agree
    at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to the classes 0.86–0.87, the
    geometry-led path 0.77–0.80). On the other 21 corpora of the development panel and raw
    Reuters (three seeds each) the starts agree at 0.08–0.90; in the eleven runs where they
@@ -53,8 +54,9 @@ and beyond that only where the graph alone reproducibly defines nearly as cohere
 Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fits, the
 graph-led fits, k-means on each candidate and the held-out neighbours (an exact search for at
 most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
-graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`).
-End to end: 1.4–1.7 times one fixed-λ GNMF run (benchmarks/bench_lam_selection.py).
+graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`;
+without a path, in the fitting thread). End to end: 1.4–1.7 times one fixed-λ GNMF run,
+2.0–2.1 times one AGPNMF fit (benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
 """
@@ -208,16 +210,22 @@ class SelectsGraphStrength:
     have the document factor ``V``. It provides ``_lsa_start``, ``_custom_factors``,
     ``_random_factors``, ``_best_start``, ``_update`` and ``_objective``
     (:class:`~textcluster.models._base.FactorizationModel`'s hooks). ``lam_path`` (the λ of
-    the geometry-led path after the start; empty: the start alone) and ``graph_led_lam`` (the λ
-    of the graph-led fits) may be set per model."""
+    the geometry-led path after the start; empty: the start alone), ``graph_led_lam`` (the λ
+    of the graph-led fits) and ``graph_led_starts`` (their number, at least 2) may be set per
+    model."""
 
     lam_path: tuple[float, ...] = LAM_PATH
     graph_led_lam: float = GRAPH_LED_LAM
+    graph_led_starts: int = GRAPH_LED_STARTS
 
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
             return super()._fit_factors(ctx, W, H)
-        with loop_threads(), self._beside() as scorer, self._beside() as led_fits:
+        # the graph-led fits go beside a path; without one (AGPNMF) in this thread: OpenBLAS
+        # keeps a thread beside to one BLAS thread, which their n × n products need two of
+        # (AGPNMF's two fits on k1b: 36 s beside, 21 s here)
+        led_side = self._beside() if self.lam_path else InThisThread()
+        with loop_threads(), self._beside() as scorer, led_side as led_fits:
             unit_rows = normalize(ctx.data)
             held_out = (scorer.submit(held_out_graph, unit_rows, ctx.W, self.random_state)
                         if ctx.own_knn else None)  # a caller's graph has no edges to hold out
@@ -273,7 +281,7 @@ class SelectsGraphStrength:
             yield {"lam": lam, "start": start, "iterations": n_iter}, factors.copy(), history
 
     def _graph_led(self, ctx):
-        """The graph-led candidate: ``GRAPH_LED_STARTS`` fits of ``max_iter`` iterations at
+        """The graph-led candidate: ``graph_led_starts`` fits of ``max_iter`` iterations at
         ``graph_led_lam`` from random starts; the one with the lowest objective, its history,
         the mean NMI between the clusters of each pair of starts (how reproducible the graph's
         clusters are) and the iterations of all the fits. The starts stop early when those
@@ -284,8 +292,8 @@ class SelectsGraphStrength:
         rng = check_random_state(self.random_state)
         best = None  # (factors, history, labels) of the lowest objective so far: one kept
         labels, agreement, n_iter = [], [], 0
-        all_pairs = GRAPH_LED_STARTS * (GRAPH_LED_STARTS - 1) // 2
-        for _ in range(GRAPH_LED_STARTS):
+        all_pairs = self.graph_led_starts * (self.graph_led_starts - 1) // 2
+        for _ in range(self.graph_led_starts):
             factors = self._best_start([self._random_factors(ctx, rng)], ctx)
             history = list(self.objective_history_)
             n_iter += len(history) - 1
@@ -330,4 +338,4 @@ class SelectsGraphStrength:
             return super().planned_iterations()
         path = (PATH_FIRST_ITER + PATH_STEP_ITER * (len(self.lam_path) - 1)
                 if self.lam_path else 0)
-        return path + GRAPH_LED_STARTS * self.max_iter
+        return path + self.graph_led_starts * self.max_iter
