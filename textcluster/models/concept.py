@@ -385,10 +385,10 @@ class GRSCF(LCCF):
     λ = 100, cosine graph, 5 neighbours, NCW, start-up scaling, restarts, raw k-means on the
     factor), not LCCF's label-free choice of λ: the labels carry the supervision. Without
     labels GRSCF is LCCF, and ``scaling="auto"`` (default) is then LCCF's ``"scale-free"``
-    with λ chosen without labels. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face images; on TDT2
-    five-class draws (draws 0–9, two labelled documents per class) they gave mean NMI 0.952
-    (0.951 on the unlabelled documents), against 0.961 (0.961) with the defaults and 0.957
-    for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
+    with λ chosen without labels. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face
+    images; on TDT2 five-class draws (draws 0–9, two labelled documents per class) they gave
+    mean NMI 0.952 (0.951 on the unlabelled documents), against 0.961 (0.961) with the
+    defaults and 0.957 for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
     class's labelled documents averaged into their shared row of ``Z``.
 
     Memory: O(nnz + nk) for the kernel, as :class:`CF`, plus O(n · n_neighbors) for the graph;

@@ -101,9 +101,9 @@ class ConvexNMF(FactorizationModel):
     from LSA + k-means gave convex NMF 0.496 against 0.456 from random starts (better on 12
     of 14 sets) and PNMF 0.490 against 0.472 (10 of 14), at a tenth of the starts; on AG
     News, Classic4, R8, DBpedia and TDT2 it was better for both on every corpus but one tie
-    (PNMF on AG News). CF starts there too (see :class:`~textcluster.models.CF`). At the end the convex variant scales
-    each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the scale. Clusters: k-means on the
-    document factor (``G`` or ``H``). ``init="custom"``: ``W`` (n × k) is the initial
+    (PNMF on AG News). CF starts there too (see :class:`~textcluster.models.CF`). At the end
+    the convex variant scales each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the
+    scale. Clusters: k-means on the document factor (``G`` or ``H``). ``init="custom"``: ``W`` (n × k) is the initial
     document factor (``G``, or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is
     an initial basis from which the centroid weights start as the documents weighted by their
     similarity to it (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not
