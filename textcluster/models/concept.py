@@ -52,7 +52,8 @@ from .cluster_count import NComponents
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
     NCWWeighting, WeightedGraphAttachment, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
-from .semi import LabelConstraint, check_partial_labels, constrained_update_terms
+from .semi import (LabelConstraint, ScalingByLabels, check_partial_labels,
+                   constrained_update_terms)
 
 
 # -- what the family prepares and iterates --------------------------------------------------
@@ -362,7 +363,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
 
 @shared_parameters
 @parameter_entries
-class GRSCF(LCCF):
+class GRSCF(ScalingByLabels, LCCF):
     """Graph-regularized semi-supervised concept factorization (Shi, Du & Wang; paper 001
     eqs. 9–14).
 
@@ -388,8 +389,8 @@ class GRSCF(LCCF):
     with λ chosen without labels. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face
     images; on TDT2 five-class draws (draws 0–9, two labelled documents per class) they gave
     mean NMI 0.952 (0.951 on the unlabelled documents), against 0.961 (0.961) with the
-    defaults and 0.957 for LCCF without labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each
-    class's labelled documents averaged into their shared row of ``Z``.
+    defaults and 0.957 for LCCF without labels. ``init="custom"``: as :class:`CF`, with the
+    rows of ``W`` of each class's labelled documents averaged into their shared row of ``Z``.
 
     Memory: O(nnz + nk) for the kernel, as :class:`CF`, plus O(n · n_neighbors) for the graph;
     the fitted model keeps the training documents (O(nnz)) for ``transform`` (Notes).
@@ -413,6 +414,7 @@ class GRSCF(LCCF):
     """
 
     semi_supervised = True
+    scaling_with_labels, scaling_without_labels = "cai", "scale-free"
     _parameter_constraints = {**LCCF._parameter_constraints,
                               "scaling": [StrOptions({"auto", "scale-free", "cai"})]}
 
@@ -428,12 +430,6 @@ class GRSCF(LCCF):
                          scaling=scaling, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
-
-    def _scaling(self):
-        if self.scaling != "auto":
-            return self.scaling
-        # before a fit (planned_iterations): as without labels
-        return "cai" if getattr(self, "n_label_classes_", 0) else "scale-free"
 
     def _prepare(self, X, y, graph=None):
         constraint = LabelConstraint(check_partial_labels(y, X.shape[0]), X.dtype)

@@ -24,7 +24,8 @@ from ._codes import nonnegative_codes
 from ._kernel import custom_concept_start, kernel_context, kernel_fit_error, normalize_concepts
 from .cluster_count import NComponents
 from .baselines import LSIKMeans
-from .projective import projection_ratio, projective_code_map, stationarity_system
+from .projective import (projection_ratio, projective_code_map, stationarity_system,
+                         unit_indicators)
 from .selection import membership
 
 
@@ -173,16 +174,14 @@ class ConvexNMF(FactorizationModel):
         """``init="lsa-kmeans"``: Ding, Li & Jordan's start from k-means clusters, here those
         of LSA + k-means: with ``H`` the cluster indicators and ``D`` the cluster sizes,
         ``G = H + 0.2`` and ``W = (H + 0.2) D⁻¹`` (each centroid its cluster's mean,
-        smoothed); cluster-NMF's ``H`` as :class:`~textcluster.models.PNMF`'s."""
-        labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
-            ctx.X).labels_
-        H = np.asarray(membership(labels, self.n_components).todense(), dtype=ctx.dtype)
-        sizes = np.maximum(H.sum(axis=0), 1.0)
+        smoothed); cluster-NMF's ``H`` PNMF's (:func:`~.projective.unit_indicators`)."""
+        k = self.n_components
+        labels = LSIKMeans(k, random_state=self.random_state).fit(ctx.X).labels_
         if self.variant == "cluster":
-            H /= np.sqrt(sizes)
-            return self._cluster_start(ctx, H + H.dtype.type(1e-3) * H.max())
+            return self._cluster_start(ctx, unit_indicators(labels, k, ctx.dtype))
+        H = np.asarray(membership(labels, k).todense(), dtype=ctx.dtype)
         G = H + H.dtype.type(0.2)
-        W = G / sizes
+        W = G / np.maximum(H.sum(axis=0), 1.0)
         return ConvexFactors(G=G, W=W, KW=ctx.K.dot(W))
 
     def _cluster_start(self, ctx, H):

@@ -188,6 +188,15 @@ def stationarity_system(X, components, code_map):
     return cross @ code_map.T.astype(X.dtype), basis @ basis.T
 
 
+def unit_indicators(labels, k, dtype):
+    """Cluster indicators (n × k), columns at unit length (``H Hᵀ X`` puts each document at its
+    cluster's mean), plus 10⁻³ of the largest entry so that every entry can move."""
+    H = np.asarray(membership(labels, k).todense(), dtype=dtype)
+    H /= np.sqrt(np.maximum(H.sum(axis=0), 1.0))
+    H += 1e-3 * H.max()
+    return H
+
+
 def scale_to_fit(H, GH):
     """Scale ``H`` (and ``GH``) so that ``H HᵀX`` is the least-squares scalar fit of ``X``."""
     HtGH = H.T @ GH
@@ -273,15 +282,10 @@ class PNMF(FactorizationModel):
         return ProjectiveFactors(H=H, GH=GH)
 
     def _lsa_start(self, ctx):
-        """``init="lsa-kmeans"``: ``H`` from the clusters of LSA + k-means, each column its
-        cluster's indicator at unit length (``H Hᵀ X`` then puts each document at its cluster's
-        mean) plus 10⁻³ of the largest entry, so that every entry can move; at the
-        least-squares scale."""
+        """``init="lsa-kmeans"``: the :func:`unit_indicators` of LSA + k-means, scaled to fit."""
         labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
             ctx.data).labels_
-        H = np.asarray(membership(labels, self.n_components).todense(), dtype=ctx.dtype)
-        H /= np.sqrt(np.maximum(H.sum(axis=0), 1.0))
-        H += 1e-3 * H.max()
+        H = unit_indicators(labels, self.n_components, ctx.dtype)
         GH = ctx.gram.dot(H)
         scale_to_fit(H, GH)
         return ProjectiveFactors(H=H, GH=GH)

@@ -215,6 +215,24 @@ class DNMFFactors(NMFFactors):
 
 
 # -- the estimators -----------------------------------------------------------------------
+class ScalingByLabels:
+    """``scaling="auto"`` of a semi-supervised graph model: ``scaling_with_labels`` (the
+    setting measured with labels) when it is fitted with labels, ``scaling_without_labels``
+    (its unsupervised base model's, whose λ is chosen without labels) when not; read through
+    ``_scaling()`` once ``_prepare`` has set ``n_label_classes_`` (before a fit: as without
+    labels, for ``planned_iterations``)."""
+
+    scaling: str
+    scaling_with_labels: ClassVar[str]
+    scaling_without_labels: ClassVar[str]
+
+    def _scaling(self) -> str:
+        if self.scaling != "auto":
+            return self.scaling
+        labelled = getattr(self, "n_label_classes_", 0)
+        return self.scaling_with_labels if labelled else self.scaling_without_labels
+
+
 class _LabelConstrained:
     """Factors ``U``, ``Z`` with ``V = A Z`` (CNMF's hard label constraint), for a base class
     whose ``_prepare`` builds ``X``; the subclass supplies ``_update_basis``/``_update_z`` and
@@ -336,7 +354,7 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
 @shared_parameters
 @parameter_entries
-class GSNMFC(_LabelConstrained, GNMF):
+class GSNMFC(ScalingByLabels, _LabelConstrained, GNMF):
     """Graph-regularized sparse constrained NMF (Sun, Xu, Hu & Jiang, Neurocomputing 2016;
     paper 004 §2.5, eq. 15).
 
@@ -400,6 +418,7 @@ class GSNMFC(_LabelConstrained, GNMF):
     """
 
     semi_supervised = True
+    scaling_with_labels, scaling_without_labels = "scale-free", "unit-basis"
     _labelled_context = LabelledGraphContext
 
     _parameter_constraints = {
@@ -422,12 +441,6 @@ class GSNMFC(_LabelConstrained, GNMF):
                          tol=tol, n_init=n_init, init_iter=init_iter, init=init, assign=assign,
                          n_assign_init=n_assign_init, random_state=random_state)
         self.beta = beta
-
-    def _scaling(self):
-        if self.scaling != "auto":
-            return self.scaling
-        # before a fit (planned_iterations): as without labels
-        return "scale-free" if getattr(self, "n_label_classes_", 0) else "unit-basis"
 
     def _prepare(self, X, y, graph=None):
         ctx = super()._prepare(X, y, graph)
