@@ -159,9 +159,9 @@ def main():
         "",
         "## GSNMFC and GRSCF without labels",
         "",
-        "Semi-supervised models run as a user without labels runs them: GNMF's and LCCF's "
-        "choice of λ (k-means on the factor's rows reads the clusters), on the corpora they "
-        f"have run on: {semis or 'none (not in this ledger)'}.",
+        "Semi-supervised models run as a user without labels runs them, with GNMF's and "
+        "LCCF's defaults (λ chosen without labels, k-means on the factor's unit rows), on "
+        f"the corpora they have run on: {semis or 'none (not in this ledger)'}.",
         "",
         *(semi_lines if semis else []),
         "",

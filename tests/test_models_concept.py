@@ -167,13 +167,14 @@ def test_grscf_chooses_lambda_as_lccf_without_labels_and_keeps_cais_with_them():
     X, y = planted_corpus(seed=26)
     assert GRSCF(3).planned_iterations() == LCCF(3).planned_iterations()  # before a fit
     grscf = GRSCF(3, random_state=2).fit(X)
-    lccf = LCCF(3, assign="kmeans", random_state=2).fit(X)
+    lccf = LCCF(3, random_state=2).fit(X)
     assert lccf.lam_selection_ is not None and grscf.lam_selection_ == lccf.lam_selection_
     np.testing.assert_array_equal(grscf.labels_, lccf.labels_)
     np.testing.assert_array_equal(grscf.objective_history_, lccf.objective_history_)
     labelled = GRSCF(3, random_state=2, n_init=2, max_iter=20).fit(
         X, np.where(np.arange(len(y)) % 4 == 0, y, -1))
     assert labelled.lam_ == 100.0 and labelled.lam_selection_ is None
+    assert labelled.assignment_rule().method == "kmeans"
 
 
 # -- labels ----------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_dnmf_without_labels_or_with_alpha_zero_is_nmf():
 def test_gsnmfc_without_labels_and_beta_zero_is_gnmf(scaling):
     X, _ = planted_corpus(seed=22)
     assert_same_fit(GSNMFC(3, beta=0.0, scaling=scaling, random_state=4, **FAST).fit(X),
-                    GNMF(3, scaling=scaling, assign="kmeans", random_state=4, **FAST).fit(X))
+                    GNMF(3, scaling=scaling, random_state=4, **FAST).fit(X))
 
 
 @pytest.mark.parametrize("unlabelled", [None, "all -1"])
@@ -82,9 +82,10 @@ def test_gsnmfc_without_labels_is_gnmf_with_its_defaults(unlabelled):
     gsnmfc = GSNMFC(3, random_state=4).fit(X, none)
     assert GSNMFC(3).planned_iterations() == GNMF(3).planned_iterations()  # before a fit
     assert gsnmfc.lam_selection_ is not None  # λ chosen without labels, as GNMF's
-    assert_same_fit(gsnmfc, GNMF(3, assign="kmeans", random_state=4).fit(X))
+    assert_same_fit(gsnmfc, GNMF(3, random_state=4).fit(X))
     labelled = GSNMFC(3, random_state=4, **FAST).fit(X, partial_labels(y))
     assert labelled.lam_ == 1e8 and labelled.lam_selection_ is None  # scale-free, as measured
+    assert labelled.assignment_rule().method == "kmeans"
 
 
 def test_gsnmfc_without_graph_and_ridge_is_cnmf():
@@ -361,7 +362,7 @@ def test_lsa_kmeans_start_without_labels_is_nmfs_and_gnmfs():
     assert_same_fit(DNMF(3, **params).fit(X), nmf)
     for scaling in ("scale-free", "cai"):
         assert_same_fit(GSNMFC(3, beta=0.0, scaling=scaling, **params).fit(X),
-                        GNMF(3, scaling=scaling, assign="kmeans", **params).fit(X))
+                        GNMF(3, scaling=scaling, **params).fit(X))
 
 
 # -- degenerate input ---------------------------------------------------------------------

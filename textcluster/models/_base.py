@@ -106,7 +106,7 @@ SHARED_PARAMETERS = {
     "init": """{options}, default={default}
     ``"random"``: ``n_init`` random starts; ``"custom"``: the start ``W`` (n × k), ``H``
     (k × m) passed to ``fit`` (each model says what it makes of them).""",
-    "assign": """{{"kmeans", "cosine", "argmax"}}, default={default}
+    "assign": """{assign_options}, default={default}
     How ``labels_`` are read off the document factor, and ``predict`` assigns new documents
     (:func:`textcluster.assign.fit_assignment`): the nearest k-means centroid of its rows, of
     its rows scaled to unit length, or the largest entry of each row.""",
@@ -118,26 +118,34 @@ SHARED_PARAMETERS = {
 LSA_START = """
     ``"lsa-kmeans"``: one start from the clusters of LSA + k-means
     (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
+AUTO_ASSIGN = """
+    ``"auto"``: ``"kmeans"`` when fitted with labels, ``"cosine"`` (the unsupervised base
+    model's) without."""
 
 
 def shared_parameters(cls):
     """Class decorator: replace the lines ``{n_components}`` and ``{loop parameters}`` of
     ``cls``'s docstring by the entries of :data:`SHARED_PARAMETERS`, with the defaults of
-    ``cls.__init__`` and the ``init`` options its parameter constraints allow, and a line
-    ``{inherited parameters}`` by the parent class's other entries, as it documents them."""
+    ``cls.__init__`` and the ``init`` and ``assign`` options its parameter constraints allow,
+    and a line ``{inherited parameters}`` by the parent class's other entries, as it documents
+    them."""
     defaults = {name: parameter.default
                 for name, parameter in inspect.signature(cls.__init__).parameters.items()}
-    options = cls._parameter_constraints["init"][0].options
-    order = ["random", "custom", "lsa-kmeans"]
-    init_options = "{" + ", ".join(f'"{o}"' for o in order if o in options) + "}"
+    options = {name: cls._parameter_constraints[name][0].options for name in ("init", "assign")}
+
+    def listed(name, order):
+        return "{" + ", ".join(f'"{o}"' for o in order if o in options[name]) + "}"
 
     def entry(name, indent):
         default = defaults[name]
         text = SHARED_PARAMETERS[name].format(
             default=f'"{default}"' if isinstance(default, str) else repr(default),
-            options=init_options)
-        if name == "init" and "lsa-kmeans" in options:
+            options=listed("init", ["random", "custom", "lsa-kmeans"]),
+            assign_options=listed("assign", ["kmeans", "cosine", "argmax", "auto"]))
+        if name == "init" and "lsa-kmeans" in options["init"]:
             text += LSA_START
+        if name == "assign" and "auto" in options["assign"]:
+            text += AUTO_ASSIGN
         return "\n".join(f"{indent}{line}" for line in f"{name} : {text}".splitlines())
 
     def expand(match):
@@ -382,7 +390,11 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         """The fitted :class:`~textcluster.assign.AssignmentRule` (``assign``,
         ``cluster_centers_``)."""
         check_is_fitted(self)
-        return AssignmentRule(self.assign, self.cluster_centers_)
+        return AssignmentRule(self._assign(), self.cluster_centers_)
+
+    def _assign(self) -> str:
+        """The ``assign`` method in use (a model may resolve an ``"auto"`` setting)."""
+        return self.assign
 
     def _fit_transform(self, X, y, W, H, **data):
         """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``
@@ -403,7 +415,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
             factors, fitted = factors.rows_taken(given), fitted[given]
         self._keep_for_transform(X, fitted, factors, ctx)
         clock.append(time.perf_counter())
-        rule = fit_assignment(fitted, self.n_components, method=self.assign,
+        rule = fit_assignment(fitted, self.n_components, method=self._assign(),
                               n_init=self.n_assign_init, random_state=self.random_state)
         self.cluster_centers_ = rule.centers
         # a semi-supervised fit holds its labelled documents to their class, which transform

@@ -310,7 +310,7 @@ class SelectsGraphStrength:
         return setting, best[0], best[1], stability, n_iter, best[2]
 
     def _labels(self, factors):
-        return assign_clusters(factors.V, self.n_components, method=self.assign,
+        return assign_clusters(factors.V, self.n_components, method=self._assign(),
                                n_init=SELECTION_ASSIGN_INIT, random_state=self.random_state)
 
     def _score(self, setting, factors, unit_rows, W, held_out, labels=None):

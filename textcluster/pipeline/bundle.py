@@ -277,7 +277,7 @@ def predict_with_rows(model: Any, X: Any) -> tuple[np.ndarray, Any]:
 def _score_space(model):
     if hasattr(model, "_represent"):
         return "tf-idf rows" if getattr(model, "svd_", None) is None else "LSI projection"
-    unit = getattr(model, "assign", None) == "cosine"
+    unit = model.assignment_rule().method == "cosine"
     return "document factor, unit rows" if unit else "document factor"
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.preprocessing import normalize
 
 from .. import __version__
 from .._errors import InvalidInputError
@@ -103,7 +102,7 @@ def score_rows(model, X, embedding=None):
     if hasattr(model, "_represent"):  # KMeansBaseline, LSIKMeans
         return model._represent(X, fitting=False)
     rows = model.transform(X) if embedding is None else embedding
-    return normalize(rows) if getattr(model, "assign", None) == "cosine" else rows
+    return model.assignment_rule().rows(rows)
 
 
 def write_run(result, out_dir, period="auto"):
