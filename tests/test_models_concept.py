@@ -140,12 +140,11 @@ def test_recorded_objective_equals_the_dense_objective(model):
 def test_lccf_with_zero_lambda_is_cf():
     X, _ = planted_corpus(seed=24)
     cf = fit_custom(CF(3, max_iter=40), X, 3)
-    lccf = fit_custom(LCCF(3, lam=0.0, max_iter=40, assign="kmeans"), X, 3)
+    lccf = fit_custom(LCCF(3, lam=0.0, max_iter=40), X, 3)
     np.testing.assert_array_equal(lccf.objective_history_, cf.objective_history_)
     np.testing.assert_array_equal(lccf.components_, cf.components_)
     random_cf = CF(3, n_init=3, init_iter=5, max_iter=20, random_state=3).fit(X)
-    random_lccf = LCCF(3, lam=0.0, n_init=3, init_iter=5, max_iter=20, assign="kmeans",
-                       random_state=3).fit(X)
+    random_lccf = LCCF(3, lam=0.0, n_init=3, init_iter=5, max_iter=20, random_state=3).fit(X)
     np.testing.assert_array_equal(random_lccf.labels_, random_cf.labels_)
 
 
@@ -174,7 +173,8 @@ def test_grscf_chooses_lambda_as_lccf_without_labels_and_keeps_cais_with_them():
     labelled = GRSCF(3, random_state=2, n_init=2, max_iter=20).fit(
         X, np.where(np.arange(len(y)) % 4 == 0, y, -1))
     assert labelled.lam_ == 100.0 and labelled.lam_selection_ is None
-    assert labelled.assignment_rule().method == "kmeans"
+    assert labelled.assignment_rule().method == "kmeans"  # the papers' reading with labels
+    assert grscf.assignment_rule().method == "cosine"  # LCCF's without
 
 
 # -- labels ----------------------------------------------------------------------------------

@@ -85,7 +85,16 @@ def test_gsnmfc_without_labels_is_gnmf_with_its_defaults(unlabelled):
     assert_same_fit(gsnmfc, GNMF(3, random_state=4).fit(X))
     labelled = GSNMFC(3, random_state=4, **FAST).fit(X, partial_labels(y))
     assert labelled.lam_ == 1e8 and labelled.lam_selection_ is None  # scale-free, as measured
-    assert labelled.assignment_rule().method == "kmeans"
+
+
+@pytest.mark.parametrize("cls", SEMI)
+def test_clusters_read_as_the_papers_with_labels_and_by_cosine_without(cls):
+    X, y = planted_corpus(seed=21)
+    params = {**FAST, "random_state": 4, **({"lam": 1.0} if cls is GSNMFC else {})}
+    assert cls(3, **params).fit(X, partial_labels(y)).assignment_rule().method == "kmeans"
+    assert cls(3, **params).fit(X).assignment_rule().method == "cosine"
+    assert cls(3, assign="argmax", **params).fit(X).assignment_rule().method == "argmax"
+    assert NMF().assign == "cosine"
 
 
 def test_gsnmfc_without_graph_and_ridge_is_cnmf():

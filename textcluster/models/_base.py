@@ -119,8 +119,8 @@ LSA_START = """
     ``"lsa-kmeans"``: one start from the clusters of LSA + k-means
     (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
 AUTO_ASSIGN = """
-    ``"auto"``: ``"kmeans"`` when fitted with labels, ``"cosine"`` (the unsupervised base
-    model's) without."""
+    ``"auto"``: ``"kmeans"`` when fitted with labels (the papers' reading), ``"cosine"`` (the
+    unsupervised base model's) without."""
 
 
 def shared_parameters(cls):
@@ -393,8 +393,11 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         return AssignmentRule(self._assign(), self.cluster_centers_)
 
     def _assign(self) -> str:
-        """The ``assign`` method in use (a model may resolve an ``"auto"`` setting)."""
-        return self.assign
+        """The ``assign`` method in use; ``"auto"`` (semi-supervised models):
+        ``"kmeans"`` when fitted with labels, ``"cosine"`` without."""
+        if self.assign != "auto":
+            return self.assign
+        return "kmeans" if getattr(self, "n_label_classes_", 0) else "cosine"
 
     def _fit_transform(self, X, y, W, H, **data):
         """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``

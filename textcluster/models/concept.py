@@ -52,7 +52,7 @@ from .cluster_count import NComponents
 from .nmf import (  # noqa: F401 (ncw_weighted: the tests read it here)
     NCWWeighting, WeightedGraphAttachment, ncw_weighted, update_documents)
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
-from .semi import (LabelConstraint, SettingsByLabels, check_partial_labels,
+from .semi import (LABELLED_ASSIGN, LabelConstraint, ScalingByLabels, check_partial_labels,
                    constrained_update_terms)
 
 
@@ -148,7 +148,9 @@ class CF(NCWWeighting):
     document that shares few terms with the corpus weighs up to seven times the median, and
     CF spends a concept on it (clusters of one document); from random starts the short-text
     corpora collapsed into one cluster (StackOverflow 0.001, biomedical 0.048), from LSA +
-    k-means AG News lost most (0.247 against 0.465).
+    k-means AG News lost most (0.247 against 0.465; these with the clusters read on the
+    factor's rows as they are). Clusters: k-means on the unit rows of the document factor,
+    as :class:`~textcluster.models.NMF`'s.
 
     Memory: O(nnz + nk) — the kernel is used through ``X`` (``K B = X (Xᵀ B)``, time per
     iteration O(nnz·k)) unless a dense kernel, at most 40 numbers per non-zero, is faster and
@@ -184,7 +186,7 @@ class CF(NCWWeighting):
 
     def __init__(self, n_components: NComponents = 8, *, ncw: bool = True, max_iter: int = 200,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
-                 init: str = "lsa-kmeans", assign: str = "kmeans", n_assign_init: int = 20,
+                 init: str = "lsa-kmeans", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
@@ -363,7 +365,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
 
 @shared_parameters
 @parameter_entries
-class GRSCF(SettingsByLabels, LCCF):
+class GRSCF(ScalingByLabels, LCCF):
     """Graph-regularized semi-supervised concept factorization (Shi, Du & Wang; paper 001
     eqs. 9–14).
 
@@ -386,11 +388,12 @@ class GRSCF(SettingsByLabels, LCCF):
     λ = 100, cosine graph, 5 neighbours, NCW, start-up scaling, restarts, raw k-means on the
     factor), not LCCF's label-free choice of λ: the labels carry the supervision. Without
     labels GRSCF is LCCF with its defaults: ``scaling="auto"`` and ``assign="auto"``
-    (defaults) are then LCCF's ``"scale-free"``, λ chosen without labels, and ``"cosine"``. Paper 001 used ``n_neighbors=9``, ``lam=10`` on face
-    images; on TDT2 five-class draws (draws 0–9, two labelled documents per class) they gave
-    mean NMI 0.952 (0.951 on the unlabelled documents), against 0.961 (0.961) with the
-    defaults and 0.957 for LCCF without labels. ``init="custom"``: as :class:`CF`, with the
-    rows of ``W`` of each class's labelled documents averaged into their shared row of ``Z``.
+    (defaults) are then LCCF's ``"scale-free"``, λ chosen without labels, and ``"cosine"``.
+    Paper 001 used ``n_neighbors=9``, ``lam=10`` on face images; on TDT2 five-class draws
+    (draws 0–9, two labelled documents per class) they gave mean NMI 0.952 (0.951 on the
+    unlabelled documents), against 0.961 (0.961) with the defaults and 0.957 for LCCF without
+    labels. ``init="custom"``: as :class:`CF`, with the rows of ``W`` of each class's labelled
+    documents averaged into their shared row of ``Z``.
 
     Memory: O(nnz + nk) for the kernel, as :class:`CF`, plus O(n · n_neighbors) for the graph;
     the fitted model keeps the training documents (O(nnz)) for ``transform`` (Notes).
@@ -417,7 +420,7 @@ class GRSCF(SettingsByLabels, LCCF):
     scaling_with_labels, scaling_without_labels = "cai", "scale-free"
     _parameter_constraints = {**LCCF._parameter_constraints,
                               "scaling": [StrOptions({"auto", "scale-free", "cai"})],
-                              "assign": [StrOptions({"auto", "kmeans", "cosine", "argmax"})]}
+                              "assign": LABELLED_ASSIGN}
 
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  n_neighbors: int = 5,

@@ -104,11 +104,11 @@ class ConvexNMF(FactorizationModel):
     News, Classic4, R8, DBpedia and TDT2 it was better for both on every corpus but one tie
     (PNMF on AG News). CF starts there too (see :class:`~textcluster.models.CF`). At the end
     the convex variant scales each centroid ``Xᵀ w_k`` to unit norm, ``G`` absorbing the
-    scale. Clusters: k-means on the document factor (``G`` or ``H``). ``init="custom"``: ``W`` (n × k) is the initial
-    document factor (``G``, or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is
-    an initial basis from which the centroid weights start as the documents weighted by their
-    similarity to it (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not
-    use ``H``.
+    scale. Clusters: k-means on the unit rows of the document factor (``G`` or ``H``), as
+    :class:`NMF`'s. ``init="custom"``: ``W`` (n × k) is the initial document factor (``G``,
+    or ``H`` for cluster-NMF); for the convex variant ``H`` (k × m) is an initial basis from
+    which the centroid weights start as the documents weighted by their similarity to it
+    (``W = X Hᵀ``, rescaled); cluster-NMF has no second factor and does not use ``H``.
 
     Memory: O(nnz + nk) — the kernel is used through ``X`` (time per iteration O(nnz·k))
     unless a dense kernel, at most 40 numbers per non-zero, is faster and fits
@@ -145,7 +145,7 @@ class ConvexNMF(FactorizationModel):
     def __init__(self, n_components: NComponents = 8, *, variant: str = "convex",
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "lsa-kmeans",
-                 assign: str = "kmeans", n_assign_init: int = 20,
+                 assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,

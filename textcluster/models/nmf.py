@@ -253,9 +253,11 @@ class NMF(NCWWeighting):
 
     Lee & Seung's multiplicative updates (paper 003, eqs. 2–3), started as Deng Cai's code
     does (uniform random factors, basis columns scaled to unit norm, the document factor
-    absorbing the scale) and finished the same way. Clusters: k-means on the document factor.
-    ``init="custom"``: ``W`` (n × k) is the start of the document factor ``V``, ``H`` (k × m)
-    that of the basis ``Uᵀ``.
+    absorbing the scale) and finished the same way. Clusters: k-means on the document factor's
+    unit rows (``assign="cosine"``; the papers' k-means on its rows as they are is
+    ``assign="kmeans"``, see :func:`textcluster.assign.fit_assignment`). ``init="custom"``:
+    ``W`` (n × k) is the start of the document factor ``V``, ``H`` (k × m) that of the basis
+    ``Uᵀ``.
 
     Parameters
     ----------
@@ -290,7 +292,7 @@ class NMF(NCWWeighting):
 
     def __init__(self, n_components: NComponents = 8, *, ncw: bool = False, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
-                 assign: str = "kmeans", n_assign_init: int = 20,
+                 assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,

@@ -222,7 +222,7 @@ class PNMF(FactorizationModel):
     :class:`~textcluster.models.ConvexNMF` for what it gave on the panel); random starts
     (``init="random"``, the papers') are uniform and scaled so that ``H HᵀX`` is the
     least-squares fit of ``X``. Each step tries the unrooted rule first (``accelerate``, see
-    the module docstring).
+    the module docstring). Clusters: k-means on the unit rows of ``H``, as NMF's.
 
     Memory: O(nnz + (n + m)k).
 
@@ -263,7 +263,7 @@ class PNMF(FactorizationModel):
     def __init__(self, n_components: NComponents = 8, *, accelerate: bool = True,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "lsa-kmeans",
-                 assign: str = "kmeans", n_assign_init: int = 20,
+                 assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,

@@ -215,33 +215,28 @@ class DNMFFactors(NMFFactors):
 
 
 # -- the estimators -----------------------------------------------------------------------
-class SettingsByLabels:
-    """``scaling="auto"`` and ``assign="auto"`` of a semi-supervised graph model: with labels,
-    ``scaling_with_labels`` (the setting measured with labels) and k-means on the factor's
-    rows; without, ``scaling_without_labels`` and ``"cosine"``, its unsupervised base model's
-    defaults (λ chosen without labels). Read through ``_scaling()`` and ``_assign()`` once
-    ``_prepare`` has set ``n_label_classes_`` (before a fit: as without labels, for
-    ``planned_iterations``)."""
+LABELLED_ASSIGN = [StrOptions({"auto", "kmeans", "cosine", "argmax"})]
+"""``assign`` of a semi-supervised model: "auto" reads the clusters as the papers do when it is
+fitted with labels (k-means on the factor's rows) and as its unsupervised base model does
+without (cosine)."""
+
+
+class ScalingByLabels:
+    """``scaling="auto"`` of a semi-supervised graph model: ``scaling_with_labels`` (the
+    setting measured with labels) when it is fitted with labels, ``scaling_without_labels``
+    (its unsupervised base model's, whose λ is chosen without labels) when not; read through
+    ``_scaling()`` once ``_prepare`` has set ``n_label_classes_`` (before a fit: as without
+    labels, for ``planned_iterations``)."""
 
     scaling: str
-    assign: str
     scaling_with_labels: ClassVar[str]
     scaling_without_labels: ClassVar[str]
-    assign_with_labels: ClassVar[str] = "kmeans"
-    assign_without_labels: ClassVar[str] = "cosine"
-
-    def _labelled(self) -> bool:
-        return bool(getattr(self, "n_label_classes_", 0))
 
     def _scaling(self) -> str:
         if self.scaling != "auto":
             return self.scaling
-        return self.scaling_with_labels if self._labelled() else self.scaling_without_labels
-
-    def _assign(self) -> str:
-        if self.assign != "auto":
-            return self.assign
-        return self.assign_with_labels if self._labelled() else self.assign_without_labels
+        labelled = getattr(self, "n_label_classes_", 0)
+        return self.scaling_with_labels if labelled else self.scaling_without_labels
 
 
 class _LabelConstrained:
@@ -350,6 +345,15 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
     semi_supervised = True
     _labelled_context = LabelledContext
+    _parameter_constraints = {**NMF._parameter_constraints, "assign": LABELLED_ASSIGN}
+
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool = False, max_iter: int = 100,
+                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
+                 assign: str = "auto", n_assign_init: int = 20,
+                 random_state: Seed = None) -> None:
+        super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
+                         init_iter=init_iter, init=init, assign=assign,
+                         n_assign_init=n_assign_init, random_state=random_state)
 
     def _update_basis(self, U, V, XtV, ctx):
         update_basis(U, V, XtV)
@@ -365,7 +369,7 @@ class ConstrainedNMF(_LabelConstrained, NMF):
 
 @shared_parameters
 @parameter_entries
-class GSNMFC(SettingsByLabels, _LabelConstrained, GNMF):
+class GSNMFC(ScalingByLabels, _LabelConstrained, GNMF):
     """Graph-regularized sparse constrained NMF (Sun, Xu, Hu & Jiang, Neurocomputing 2016;
     paper 004 §2.5, eq. 15).
 
@@ -389,11 +393,12 @@ class GSNMFC(SettingsByLabels, _LabelConstrained, GNMF):
     the factor's rows with labels, GNMF's ``"unit-basis"`` and ``"cosine"`` without: fitted
     without labels GSNMFC is then :class:`GNMF` with its defaults, λ chosen without labels
     (the ridge is constant on unit basis columns and left out; the U-update is GNMF's
-    unit-column step; the V-update, through ``Z``, GNMF's to float rounding). β is scale-free like λ: with
-    ``scaling="scale-free"`` the ridge added to ``VᵀV`` in the U-update is ``β ‖X‖²_F / k``;
-    with ``scaling="cai"`` it is β itself. Default β = 10⁻³, a light ridge (paper 004 gives no
-    value): at the least-squares start a diagonal entry of ``VᵀV`` is about
-    ``0.03 ‖X‖²_F / k`` (measured on planted corpora), so the default adds about 3 % to it.
+    unit-column step; the V-update, through ``Z``, GNMF's to float rounding). β is scale-free
+    like λ: with ``scaling="scale-free"`` the ridge added to ``VᵀV`` in the U-update is
+    ``β ‖X‖²_F / k``; with ``scaling="cai"`` it is β itself. Default β = 10⁻³, a light ridge
+    (paper 004 gives no value): at the least-squares start a diagonal entry of ``VᵀV`` is
+    about ``0.03 ‖X‖²_F / k`` (measured on planted corpora), so the default adds about 3 % to
+    it.
     Memory: O(nnz + (n + m)k + n·n_neighbors); the fitted model keeps the training
     documents (O(nnz)) for ``transform`` (Notes).
 
@@ -437,7 +442,7 @@ class GSNMFC(SettingsByLabels, _LabelConstrained, GNMF):
         **GNMF._parameter_constraints,
         "beta": [Interval(Real, 0, None, closed="left")],
         "scaling": [StrOptions({"auto", "unit-basis", "scale-free", "cai"})],
-        "assign": [StrOptions({"auto", "kmeans", "cosine", "argmax"})],
+        "assign": LABELLED_ASSIGN,
     }
 
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
@@ -555,11 +560,12 @@ class DNMF(NMF):
     _parameter_constraints = {
         **NMF._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "assign": LABELLED_ASSIGN,
     }
 
     def __init__(self, n_components: NComponents = 8, *, alpha: float = 0.1, ncw: bool = False,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
-                 init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
+                 init: str = "random", assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
