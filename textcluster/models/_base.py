@@ -123,6 +123,12 @@ AUTO_ASSIGN = """
     unsupervised base model's) without."""
 
 
+def fitted_with_labels(model) -> bool:
+    """Whether a semi-supervised ``model`` is (being) fitted with labels: its ``_prepare`` sets
+    ``n_label_classes_``; before a fit, as without labels."""
+    return bool(getattr(model, "n_label_classes_", 0))
+
+
 def shared_parameters(cls):
     """Class decorator: replace the lines ``{n_components}`` and ``{loop parameters}`` of
     ``cls``'s docstring by the entries of :data:`SHARED_PARAMETERS`, with the defaults of
@@ -397,7 +403,7 @@ class FactorizationModel(FittedState, ClusterMixin, TransformerMixin, BaseEstima
         ``"kmeans"`` when fitted with labels, ``"cosine"`` without."""
         if self.assign != "auto":
             return self.assign
-        return "kmeans" if getattr(self, "n_label_classes_", 0) else "cosine"
+        return "kmeans" if fitted_with_labels(self) else "cosine"
 
     def _fit_transform(self, X, y, W, H, **data):
         """:meth:`fit_transform`, with the data-dependent inputs ``data`` that ``_prepare``

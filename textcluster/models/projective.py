@@ -385,9 +385,9 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     :mod:`textcluster.models.selection` (as :class:`~textcluster.models.nmf.GNMF` chooses λ):
     the geometry's candidate is the clusters of LSA + k-means (γ = 0; :meth:`PNMF._lsa_start`,
     with ``S`` on its start); the learned graph's is AGPNMF at γ = 100 from two random starts
-    (``max_iter`` iterations each), chosen only where they find the same clusters (NMI
-    ≥ 0.9), within 5 % as coherent on the tf-idf rows and cutting
-    fewer of the documents' next-nearest-neighbour edges (those beyond the kNN support). Why:
+    (``max_iter`` iterations each), chosen only where they find the same clusters (NMI ≥ 0.9),
+    within 5 % as coherent on the tf-idf rows and cutting fewer of the documents'
+    next-nearest-neighbour edges (those beyond the kNN support). Why:
     from random starts AGPNMF's learned graph either finds the topics or locks on arbitrary
     clusters, and only reproducibility tells which. Measured with one seed: on the five-class
     draws above AGPNMF's three starts agreed at NMI 1.00 on TDT2 (clusters NMI 1.00, LSA +

@@ -45,9 +45,9 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    two: three made its choice 3.4 times one fit), and its cohesion must be within
    ``GRAPH_LED_TOLERANCE`` (5 %) of the best. On TDT2, whose kNN graph nearly separates the
    topics, the starts agree at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to
-   the classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the development panel and raw
-   Reuters (three seeds each) the starts agree at 0.08–0.90; in the eleven runs where they
-   agree at 0.83–0.90 the cohesion is 4.5–15 % below the best.
+   the classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the
+   development panel and raw Reuters (three seeds each) the starts agree at 0.08–0.90; in
+   the eleven runs where they agree at 0.83–0.90 the cohesion is 4.5–15 % below the best.
 
 So the graph's preference acts among clusterings that are equally good for the documents,
 and beyond that only where the graph alone reproducibly defines nearly as coherent clusters.

@@ -25,7 +25,8 @@ import scipy.sparse as sp
 
 from .._compat import Interval, StrOptions
 from .._errors import InvalidInputError
-from ._base import EPS, LABELLED_FIT_CHECKS, Seed, extend, shared_parameters
+from ._base import (EPS, LABELLED_FIT_CHECKS, Seed, extend, fitted_with_labels,
+                    shared_parameters)
 from ._parameters import parameter_entries
 from .cluster_count import NComponents
 from .nmf import (
@@ -216,17 +217,15 @@ class DNMFFactors(NMFFactors):
 
 # -- the estimators -----------------------------------------------------------------------
 LABELLED_ASSIGN = [StrOptions({"auto", "kmeans", "cosine", "argmax"})]
-"""``assign`` of a semi-supervised model: "auto" reads the clusters as the papers do when it is
-fitted with labels (k-means on the factor's rows) and as its unsupervised base model does
-without (cosine)."""
+"""The ``assign`` options of a semi-supervised model ("auto": ``FactorizationModel._assign``)."""
 
 
 class ScalingByLabels:
     """``scaling="auto"`` of a semi-supervised graph model: ``scaling_with_labels`` (the
     setting measured with labels) when it is fitted with labels, ``scaling_without_labels``
     (its unsupervised base model's, whose λ is chosen without labels) when not; read through
-    ``_scaling()`` once ``_prepare`` has set ``n_label_classes_`` (before a fit: as without
-    labels, for ``planned_iterations``)."""
+    ``_scaling()`` (:func:`~._base.fitted_with_labels`; before a fit: as without labels, for
+    ``planned_iterations``)."""
 
     scaling: str
     scaling_with_labels: ClassVar[str]
@@ -235,8 +234,8 @@ class ScalingByLabels:
     def _scaling(self) -> str:
         if self.scaling != "auto":
             return self.scaling
-        labelled = getattr(self, "n_label_classes_", 0)
-        return self.scaling_with_labels if labelled else self.scaling_without_labels
+        return (self.scaling_with_labels if fitted_with_labels(self)
+                else self.scaling_without_labels)
 
 
 class _LabelConstrained:
