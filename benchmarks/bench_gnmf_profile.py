@@ -180,6 +180,7 @@ class _TimedOperand:
 
 PHASE_NAMES = {"update_basis": "U update", "update_documents": "V update",
                "multiplicative_step": "U and V updates", "unit_basis_step": "U update",
+               "unit_columns": "U update",
                "reconstruction_error": "objective", "_graph_term": "objective",
                "_graph_products": "graph term W V and vᵀLv", "_objective": "objective",
                "normalize_basis": "normalize basis"}
@@ -209,8 +210,8 @@ def instrumented_update(model, factors, ctx, probe):
         if isinstance(getattr(ctx, f.name), _linalg.SparseOperator)})
     patched_functions = {
         name: fn for name, fn in vars(nmf_module).items()
-        if callable(fn) and getattr(fn, "__module__", None) == nmf_module.__name__
-        and not isinstance(fn, type)
+        if callable(fn) and not isinstance(fn, type)
+        and (getattr(fn, "__module__", None) == nmf_module.__name__ or name == "unit_columns")
     }
     patched_methods = [name for name in ("_graph_term", "_graph_products", "_objective")
                        if hasattr(model, name)]

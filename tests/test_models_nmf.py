@@ -92,6 +92,23 @@ def test_mkl_is_used_when_the_fast_extra_is_installed():
     assert SparseOperator(sp.eye(3, format="csr")).mkl is not None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mkl_writes_the_product_in_place_without_reading_it(dtype):
+    # SparseOperator hands MKL a slice of an uninitialized result with β = 0
+    pytest.importorskip("sparse_dot_mkl")
+    from textcluster import _compat
+
+    _compat.mkl_sparse_product.cache_clear()
+    mkl = _compat.mkl_sparse_product()
+    if mkl is None:
+        pytest.skip("MKL does not load")
+    X = sp.random(40, 30, density=0.2, random_state=3, format="csr").astype(dtype)
+    B = np.random.default_rng(3).random((30, 4)).astype(dtype)
+    out = np.full((40, 4), np.nan, dtype=dtype)
+    mkl(X, B, out=out, out_scalar=0.0)
+    np.testing.assert_allclose(out, X @ B, rtol=1e-5)
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("scaling", ["scale-free", "unit-basis"])
 def test_float32_objective_is_monotone_when_the_graph_term_dominates(seed, scaling):
@@ -270,6 +287,30 @@ def test_unit_columns_is_the_column_by_column_sweep(dtype, k, block):
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, expected, atol=tolerance)
     np.testing.assert_array_equal(got[:, 0], U[:, 0].astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [3, 600, 1000])
+def test_unit_columns_are_the_same_in_any_number_of_threads(monkeypatch, dtype, rows):
+    # the copies and the blocks' products run on spans of rows: the same sums in any threads
+    rng = np.random.default_rng(rows)
+    U = rng.random((rows, 9)).astype(dtype)
+    U /= np.linalg.norm(U, axis=0)
+    XtV = (rng.random((rows, 9)) - 0.2).astype(dtype)
+    VtV = rng.random((9, 9)).astype(dtype)
+    VtV = VtV @ VtV.T
+    results = []
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
+        got = U.copy()
+        gram = unit_columns(got, XtV, VtV)
+        np.testing.assert_allclose(gram, got.T @ got, rtol=1e-6)  # the new UᵀU
+        results.append((got, gram))
+    assert all(np.array_equal(results[0][0], got) and np.array_equal(results[0][1], gram)
+               for got, gram in results[1:])
+    results = [got for got, _ in results]
+    np.testing.assert_allclose(results[0], column_by_column(U, XtV, VtV),
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
 
 
 def test_unit_basis_keeps_the_document_factor_normal():

@@ -73,7 +73,10 @@ class SparseOperator:
 
         def work(block):
             start, stop, A = block
-            out[start:stop] = A @ B if mkl is None else mkl(A, B)
+            if mkl is None:
+                out[start:stop] = A @ B
+            else:  # written in place (β = 0: ``out`` is not read)
+                mkl(A, B, out=out[start:stop], out_scalar=0.0)
             if rowwise is not None:
                 _apply(out[start:stop], rowwise, start)
 
@@ -160,9 +163,22 @@ def column_major(A: np.ndarray, rows: int = 256) -> np.ndarray:
     tall array 5× faster than ``np.asfortranarray`` (36,093 × 30 float32: 0.5 against 2.7 ms),
     whose single pass writes every row across all columns, a page apart."""
     out = np.empty(A.shape[::-1], dtype=A.dtype)
-    for start in range(0, A.shape[0], rows):
-        out[:, start:start + rows] = A[start:start + rows].T
+    _transpose_rows(out, A, 0, A.shape[0], rows)
     return out.T
+
+
+def _transpose_rows(out, A, start, stop, rows=256):
+    """``out[:, start:stop] = A[start:stop].T``, ``rows`` rows at a time (:func:`column_major`)."""
+    for a in range(start, stop, rows):
+        b = min(a + rows, stop)
+        out[:, a:b] = A[a:b].T
+
+
+def _even_spans(m, parts, align=256):
+    """``[(start, stop)]``: ``range(m)`` in at most ``parts`` spans of about equal length, cut
+    at multiples of ``align``."""
+    cuts = sorted({min(m, m * p // parts // align * align) for p in range(parts)} | {m})
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 def _row_spans(A, parts):
@@ -243,26 +259,54 @@ def sphere_quadratic(b, a, steps=60):
     return u / np.linalg.norm(u)
 
 
-def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> None:
+def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> np.ndarray:
     """Each column of the basis ``U`` (m × k, in place) in turn set to ``[r_c]₊ / ‖[r_c]₊‖``,
     ``r_c = (XᵀV)_c − Σ_{j≠c} u_j (VᵀV)_jc`` with the columns before it already updated (a
     column without a positive entry is kept): the sweep of
-    :func:`~textcluster.models.nmf.unit_basis_step`. ``XtV`` is not changed.
+    :func:`~textcluster.models.nmf.unit_basis_step`. ``XtV`` is not changed. Returns the new
+    ``UᵀU``.
 
     Computed as written, each column reads all of ``U`` (``U @ VᵀV[:, c]``, a matrix-vector
     product): k passes over it. Here the columns go in blocks of ``block``: one matrix product
     gives a block's residuals from the current ``U``, and within the block each column's
     residual takes in the changes of the columns before it; each column is then one compiled
     pass over a column-major copy (residual, clipped, its norm, the new column and its
-    change). The same sweep to rounding (sums in the dtype of ``U``, the norm in float64);
-    ``benchmarks/bench_unit_columns.py`` times it against NumPy column by column."""
-    Ut, Rt = column_major(U).T, column_major(XtV).T  # k × m, C-ordered: rows are columns
-    k = Ut.shape[0]
+    change). The copies and the blocks' products run on every core, each on its own span of
+    the m rows (the same sums as in one thread), ``UᵀU`` beside the copy back (the same
+    product as ``U.T @ U``); the column passes, each of which needs the norm of the one
+    before, in one thread. The same sweep to rounding (sums in the dtype of ``U``, the norm
+    in float64); ``benchmarks/bench_unit_columns.py`` times it against NumPy column by
+    column."""
+    m, k = U.shape
+    spans = _even_spans(m, n_threads())
+    Ut, Rt = np.empty((k, m), U.dtype), np.empty((k, m), XtV.dtype)  # rows are columns
+
+    def each_span(work):
+        list(thread_pool(len(spans)).map(work, spans) if len(spans) > 1 else map(work, spans))
+
+    def to_columns(span):
+        _transpose_rows(Ut, U, *span)
+        _transpose_rows(Rt, XtV, *span)
+
+    each_span(to_columns)
     for start in range(0, k, block):
         stop = min(start + block, k)
-        residuals = Rt[start:stop] - VtV[start:stop] @ Ut
+        residuals = np.empty((stop - start, m), np.result_type(Rt, VtV))
+
+        def block_residuals(span, start=start, stop=stop, residuals=residuals):
+            a, b = span
+            np.subtract(Rt[start:stop, a:b], VtV[start:stop] @ Ut[:, a:b],
+                        out=residuals[:, a:b])
+
+        each_span(block_residuals)
         _unit_column_block(Ut, residuals.astype(Ut.dtype, copy=False), VtV, start)
-    U[...] = Ut.T
+    if len(spans) == 1:
+        _transpose_rows(U.T, Ut.T, 0, m)
+        return Ut @ Ut.T
+    copied_back = thread_pool(len(spans)).submit(_transpose_rows, U.T, Ut.T, 0, m)
+    gram = Ut @ Ut.T
+    copied_back.result()
+    return gram
 
 
 @numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})

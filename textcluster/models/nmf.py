@@ -181,11 +181,11 @@ def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None
     the block is still in cache. ``VtV = VᵀV`` and ``WV = W V`` of the current ``V`` may be
     passed when already computed (by the previous objective). Returns ``XU`` and ``UᵀU``."""
     VtV = V.T @ V if VtV is None else VtV
-    if unit_basis:
-        unit_basis_step(U, X.tdot(V), VtV)
+    if unit_basis:  # unit_basis_step without a term graph, which also gives the new UᵀU
+        UtU = unit_columns(U, X.tdot(V), VtV)
     else:
         X.tdot(V, rowwise=lambda s, e, XtV: update_basis(U[s:e], V, XtV, VtV))
-    UtU = U.T @ U
+        UtU = U.T @ U
     WV = W @ V if W is not None and WV is None else WV
 
     def update_rows(s, e, XU):
