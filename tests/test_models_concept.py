@@ -87,6 +87,53 @@ def test_ncw_weighting_is_the_normalized_kernel():
                                K / np.sqrt(np.outer(d, d)), rtol=1e-12)
 
 
+def test_regularized_ncw_adds_the_mean_degree():
+    X, _ = planted_corpus(seed=22)
+    totals = np.asarray(X.sum(axis=0)).ravel()
+    d = dense(X) @ totals
+    weighted = ncw_weighted(X, totals, offset=d.mean())
+    np.testing.assert_allclose(dense(weighted), dense(X) / np.sqrt(d + d.mean())[:, None],
+                               rtol=1e-12)
+
+
+def with_outliers(seed):
+    """A planted corpus of three classes and three documents of terms of their own, each
+    sharing a little with class 0 (the documents the plain NCW weighting inflates)."""
+    X, y = planted_corpus(seed=seed)
+    n, m = X.shape
+    outliers = np.zeros((3, m + 3))
+    outliers[np.arange(3), m + np.arange(3)] = 1.0
+    outliers[np.arange(3), np.arange(3)] = 0.05
+    X = np.vstack([np.hstack([dense(X), np.zeros((n, 3))]), outliers])
+    return sp.csr_matrix(X / np.linalg.norm(X, axis=1, keepdims=True)), y
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_regularized_ncw_spends_no_cluster_on_outlying_documents(seed):
+    # plain NCW weighs a document that shares few terms with the corpus most: CF gives the
+    # outliers a concept of their own and merges two classes; the mean degree added to every
+    # degree bounds their weight
+    X, y = with_outliers(seed)
+    found = {ncw: CF(3, ncw=ncw, random_state=seed).fit_predict(X)[:len(y)]
+             for ncw in (True, "regularized")}
+    assert nmi(y, found["regularized"]) >= 0.95 and nmi(y, found[True]) < 0.85
+
+
+def test_new_documents_are_weighted_with_the_fitted_offset():
+    X, _ = with_outliers(0)
+    model = CF(3, random_state=0).fit(X)
+    assert model.ncw_offset_ == pytest.approx((dense(X) @ np.asarray(X.sum(0)).ravel()).mean())
+    state = model.fitted_state()
+    again = CF.from_fitted_state(model.get_params(), state)
+    np.testing.assert_array_equal(again.transform(X[:5]), model.transform(X[:5]))
+    # a state saved before the offset existed was fitted with plain NCW
+    plain = CF(3, ncw=True, random_state=0).fit(X)
+    old_state = {name: value for name, value in plain.fitted_state().items()
+                 if name != "ncw_offset_"}
+    old = CF.from_fitted_state({**plain.get_params(), "ncw": True}, old_state)
+    np.testing.assert_array_equal(old.transform(X[:5]), plain.transform(X[:5]))
+
+
 # -- the updates ----------------------------------------------------------------------------
 def test_concept_update_matches_the_dense_formula():
     rng = np.random.default_rng(1)

@@ -13,7 +13,7 @@ from .._compat import Interval, StrOptions
 # A docstring line ``{ncw}``, ``{document graph parameters}`` or ``{term graph parameters}``
 # becomes these entries (:func:`parameter_entries`); ``{default}`` is each class's own default.
 PARAMETER_ENTRIES = {
-    "ncw": {"ncw": """bool, default={default}
+    "ncw": {"ncw": """bool or "regularized", default={default}
     Normalized-cut weighting of the documents, as in :class:`NMF`."""},
     "document graph parameters": {
         "n_neighbors": """int ≥ 1, default={default}

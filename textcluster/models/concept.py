@@ -164,8 +164,10 @@ class CF(NCWWeighting):
     Parameters
     ----------
     {n_components}
-    ncw : bool, default=True
-        Normalized-cut weighting of the documents: ``K ← D^{-1/2} K D^{-1/2}``, ``D = diag(K 1)``.
+    ncw : bool or "regularized", default="regularized"
+        Normalized-cut weighting of the documents: ``K ← D^{-1/2} K D^{-1/2}``, ``D = diag(K 1)``
+        (True, the papers'); "regularized": ``D + d̄ I`` instead of ``D``, ``d̄`` the mean degree
+        (:func:`~textcluster.models.nmf.ncw_weighted`); False: none.
     {loop parameters}
 
     Attributes
@@ -184,8 +186,8 @@ class CF(NCWWeighting):
     _parameter_constraints = {**NCWWeighting._parameter_constraints,
                               "init": [StrOptions({"random", "custom", "lsa-kmeans"})]}
 
-    def __init__(self, n_components: NComponents = 8, *, ncw: bool = True, max_iter: int = 200,
-                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool | str = "regularized",
+                 max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "lsa-kmeans", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
@@ -288,7 +290,7 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     {document graph parameters}
     scaling : {"scale-free", "cai"}, default="scale-free"
         How λ is read (see above).
-    ncw : bool, default=True
+    ncw : bool or "regularized", default="regularized"
         Normalized-cut weighting of the documents, as in :class:`CF`.
     {loop parameters}
 
@@ -318,7 +320,8 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  n_neighbors: int = 5,
                  weighting: str = "cosine",
-                 graph_method: str = "auto", scaling: str = "scale-free", ncw: bool = True,
+                 graph_method: str = "auto", scaling: str = "scale-free",
+                 ncw: bool | str = "regularized",
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -406,7 +409,7 @@ class GRSCF(ScalingByLabels, LCCF):
     {document graph parameters}
     scaling : {"auto", "scale-free", "cai"}, default="auto"
         How λ is read, as in :class:`LCCF`; "auto": "cai" with labels, "scale-free" without.
-    ncw : bool, default=True
+    ncw : bool or "regularized", default="regularized"
         Normalized-cut weighting of the documents, as in :class:`CF`.
     {loop parameters}
 
@@ -425,7 +428,8 @@ class GRSCF(ScalingByLabels, LCCF):
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
                  n_neighbors: int = 5,
                  weighting: str = "cosine",
-                 graph_method: str = "auto", scaling: str = "auto", ncw: bool = True,
+                 graph_method: str = "auto", scaling: str = "auto",
+                 ncw: bool | str = "regularized",
                  max_iter: int = 200, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

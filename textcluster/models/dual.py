@@ -139,7 +139,7 @@ class ANMF(TermGraphFit, GNMF):
                  mu: float | None = None, n_neighbors: int = 7, weighting: str = "binary",
                  graph_method: str = "auto",
                  term_neighbors: int = 7, term_weighting: str = "binary",
-                 scaling: str = "unit-basis", graph_check: bool = True, ncw: bool = False,
+                 scaling: str = "unit-basis", graph_check: bool = True, ncw: bool | str = False,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:

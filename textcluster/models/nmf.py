@@ -207,28 +207,34 @@ def normalize_basis(U, V):
 class NCWWeighting(FactorizationModel):
     """A model with the option ``ncw`` (:class:`NMF`, :class:`~textcluster.models.CF`): the
     documents factorized after the normalized-cut weighting (:func:`ncw_weighted`), whose term
-    totals are kept (``term_totals_``) to weight new documents alike; their codes are then
-    solved for ``components_``."""
+    totals and degree offset are kept (``term_totals_``, ``ncw_offset_``) to weight new
+    documents alike; their codes are then solved for ``components_``."""
 
-    _parameter_constraints = {**FactorizationModel._parameter_constraints, "ncw": ["boolean"]}
-    _state_attributes = FactorizationModel._state_attributes + ("term_totals_",)
-    ncw: bool
+    _parameter_constraints = {**FactorizationModel._parameter_constraints,
+                              "ncw": ["boolean", StrOptions({"regularized"})]}
+    _state_attributes = FactorizationModel._state_attributes + ("term_totals_", "ncw_offset_")
+    ncw: bool | str
     components_: np.ndarray
     term_totals_: np.ndarray | None
+    ncw_offset_: float | None
 
     def _ncw_fitted(self, X):
-        """``X`` as factorized: NCW-weighted when ``ncw`` (the corpus' term totals kept)."""
+        """``X`` as factorized: NCW-weighted when ``ncw`` (kept: the corpus' term totals and
+        the offset added to the degrees, the mean degree for ``"regularized"``, else 0)."""
         self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
-        return ncw_weighted(X, self.term_totals_) if self.ncw else X
+        self.ncw_offset_ = None if not self.ncw else float(
+            np.mean(X @ self.term_totals_, dtype=np.float64)) if self.ncw == "regularized" else 0.0
+        return ncw_weighted(X, self.term_totals_, self.ncw_offset_) if self.ncw else X
 
     def _transform(self, X):
         return basis_codes(self._weighted(X), self.components_)
 
     def _weighted(self, X):
-        """New documents weighted as the corpus was (NCW with its term totals)."""
+        """New documents weighted as the corpus was (NCW with its term totals and offset; a
+        state saved without an offset had none)."""
         if self.term_totals_ is None:
             return X
-        return ncw_weighted(X, self.term_totals_.astype(X.dtype))
+        return ncw_weighted(X, self.term_totals_.astype(X.dtype), self.ncw_offset_ or 0.0)
 
 
 class WeightedGraphAttachment(GraphAttachment):
@@ -262,9 +268,10 @@ class NMF(NCWWeighting):
     Parameters
     ----------
     {n_components}
-    ncw : bool, default=False
+    ncw : bool or "regularized", default=False
         The normalized-cut weighting of Xu, Liu & Gong (SIGIR 2003): documents scaled by
-        ``d^{-1/2}`` with ``d = X Xᵀ 1`` before factorizing.
+        ``d^{-1/2}`` with ``d = X Xᵀ 1`` before factorizing; "regularized": by
+        ``(d + d̄)^{-1/2}``, ``d̄`` the mean degree (:func:`ncw_weighted`).
     {loop parameters}
 
     Attributes
@@ -277,6 +284,7 @@ class NMF(NCWWeighting):
         ``assign="cosine"``; the axes for ``"argmax"``).
     factor_scale_ : (k,) the basis column norms the document factor absorbed at the end.
     term_totals_ : (m,) or None, the corpus' term totals of the NCW weighting.
+    ncw_offset_ : float or None, the offset added to the degrees (0 unless regularized).
 
     Notes
     -----
@@ -290,9 +298,9 @@ class NMF(NCWWeighting):
         "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
     }
 
-    def __init__(self, n_components: NComponents = 8, *, ncw: bool = False, max_iter: int = 100,
-                 tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
-                 assign: str = "cosine", n_assign_init: int = 20,
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool | str = False,
+                 max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
+                 init: str = "random", assign: str = "cosine", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
@@ -479,7 +487,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
                  n_neighbors: int = 5,
                  weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "unit-basis", graph_check: bool = True,
-                 ncw: bool = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,
+                 ncw: bool | str = False, max_iter: int = 100, tol: float = 0.0, n_init: int = 10,
                  init_iter: int = 30, init: str = "random", assign: str = "cosine",
                  n_assign_init: int = 20, random_state: Seed = None) -> None:
         super().__init__(n_components, ncw=ncw, max_iter=max_iter, tol=tol, n_init=n_init,
@@ -594,12 +602,17 @@ def fit_scale(U, V, X):
     V *= cross / max(gram, EPS)
 
 
-def ncw_weighted(X, term_totals=None):
-    """Rows of ``X`` scaled by ``d^{-1/2}``, ``d = X · term_totals`` (normalized-cut weighting;
-    ``term_totals`` defaults to the corpus' own, ``Xᵀ 1``, giving ``d = X Xᵀ 1``). Documents with
-    ``d = 0`` are kept as they are."""
+def ncw_weighted(X, term_totals=None, offset=0.0):
+    """Rows of ``X`` scaled by ``(d + offset)^{-1/2}``, ``d = X · term_totals`` (``term_totals``
+    defaults to the corpus' own, ``Xᵀ 1``, giving ``d = X Xᵀ 1``); rows without terms are kept.
+    ``offset = 0`` is the normalized-cut weighting of Xu, Liu & Gong (2003). The mean degree
+    (``ncw="regularized"``) regularizes it as normalized spectral clustering is (Amini, Chen,
+    Bickel & Levina 2013; Qin & Rohe 2013): without it a document that shares few terms with
+    the corpus weighs up to ten times a median one on short texts (smallest ``d`` 1–2 % of the
+    median on StackOverflow, biomedical, DBpedia, Classic4), and a factorization spends a
+    cluster on it; with it no weight exceeds ``offset^{-1/2}``."""
     if term_totals is None:
         term_totals = np.asarray(X.sum(axis=0)).ravel()
-    d = np.asarray(X @ term_totals).ravel()
+    d = np.asarray(X @ term_totals).ravel() + offset
     scale = (1.0 / np.sqrt(np.where(d > 0, d, 1.0))).astype(X.dtype)
     return sp.csr_matrix(sp.diags(scale) @ X) if sp.issparse(X) else X * scale[:, None]

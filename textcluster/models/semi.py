@@ -346,7 +346,8 @@ class ConstrainedNMF(_LabelConstrained, NMF):
     _labelled_context = LabelledContext
     _parameter_constraints = {**NMF._parameter_constraints, "assign": LABELLED_ASSIGN}
 
-    def __init__(self, n_components: NComponents = 8, *, ncw: bool = False, max_iter: int = 100,
+    def __init__(self, n_components: NComponents = 8, *, ncw: bool | str = False,
+                 max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -448,7 +449,7 @@ class GSNMFC(ScalingByLabels, _LabelConstrained, GNMF):
                  beta: float = 1e-3,
                  n_neighbors: int = 5, weighting: str = "binary",
                  graph_method: str = "auto", scaling: str = "auto",
-                 graph_check: bool = True, ncw: bool = False, max_iter: int = 100,
+                 graph_check: bool = True, ncw: bool | str = False, max_iter: int = 100,
                  tol: float = 0.0, n_init: int = 10, init_iter: int = 30, init: str = "random",
                  assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
@@ -562,7 +563,8 @@ class DNMF(NMF):
         "assign": LABELLED_ASSIGN,
     }
 
-    def __init__(self, n_components: NComponents = 8, *, alpha: float = 0.1, ncw: bool = False,
+    def __init__(self, n_components: NComponents = 8, *, alpha: float = 0.1,
+                 ncw: bool | str = False,
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
