@@ -184,10 +184,11 @@ def test_recorded_objective_equals_the_dense_objective(model):
 
 
 # -- identities: regularization off gives the base model ----------------------------------
-def test_lccf_with_zero_lambda_is_cf():
+@pytest.mark.parametrize("ncw", [True, "regularized"])
+def test_lccf_with_zero_lambda_is_cf(ncw):
     X, _ = planted_corpus(seed=24)
-    cf = fit_custom(CF(3, max_iter=40), X, 3)
-    lccf = fit_custom(LCCF(3, lam=0.0, max_iter=40), X, 3)
+    cf = fit_custom(CF(3, ncw=ncw, max_iter=40), X, 3)
+    lccf = fit_custom(LCCF(3, lam=0.0, ncw=ncw, max_iter=40), X, 3)
     np.testing.assert_array_equal(lccf.objective_history_, cf.objective_history_)
     np.testing.assert_array_equal(lccf.components_, cf.components_)
     random_cf = CF(3, n_init=3, init_iter=5, max_iter=20, random_state=3).fit(X)
