@@ -80,10 +80,7 @@ class SparseOperator:
             if rowwise is not None:
                 _apply(out[start:stop], rowwise, start)
 
-        if len(blocks) == 1:
-            work(blocks[0])
-        else:
-            list(thread_pool(len(blocks)).map(work, blocks))
+        _each(work, blocks)
         return out
 
     def squared_norm(self):
@@ -133,9 +130,7 @@ def graph_products(W, V, degree, out=None) -> tuple[float, np.ndarray]:
     def block(bounds):
         return _graph_rows(W.indptr, W.indices, W.data, V, degree, out, *bounds)
 
-    spans = _row_spans(W, n_threads())
-    sums = map(block, spans) if len(spans) < 2 else thread_pool(len(spans)).map(block, spans)
-    return float(sum(sums)), out
+    return float(sum(_each(block, _row_spans(W, n_threads())))), out
 
 
 @numba.njit(nogil=True, cache=True)
@@ -165,6 +160,13 @@ def column_major(A: np.ndarray, rows: int = 256) -> np.ndarray:
     out = np.empty(A.shape[::-1], dtype=A.dtype)
     _transpose_rows(out, A, 0, A.shape[0], rows)
     return out.T
+
+
+def _each(work, items) -> list:
+    """``[work(item) for item in items]``, in the package's threads when there are several."""
+    if len(items) < 2:
+        return [work(item) for item in items]
+    return list(thread_pool(len(items)).map(work, items))
 
 
 def _transpose_rows(out, A, start, stop, rows=256):
@@ -281,14 +283,11 @@ def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> np.ndarray:
     spans = _even_spans(m, n_threads())
     Ut, Rt = np.empty((k, m), U.dtype), np.empty((k, m), XtV.dtype)  # rows are columns
 
-    def each_span(work):
-        list(thread_pool(len(spans)).map(work, spans) if len(spans) > 1 else map(work, spans))
-
     def to_columns(span):
         _transpose_rows(Ut, U, *span)
         _transpose_rows(Rt, XtV, *span)
 
-    each_span(to_columns)
+    _each(to_columns, spans)
     for start in range(0, k, block):
         stop = min(start + block, k)
         residuals = np.empty((stop - start, m), np.result_type(Rt, VtV))
@@ -298,7 +297,7 @@ def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> np.ndarray:
             np.subtract(Rt[start:stop, a:b], VtV[start:stop] @ Ut[:, a:b],
                         out=residuals[:, a:b])
 
-        each_span(block_residuals)
+        _each(block_residuals, spans)
         _unit_column_block(Ut, residuals.astype(Ut.dtype, copy=False), VtV, start)
     if len(spans) == 1:
         _transpose_rows(U.T, Ut.T, 0, m)

@@ -221,17 +221,19 @@ class NCWWeighting(FactorizationModel):
     def _ncw_fitted(self, X):
         """``X`` as factorized: NCW-weighted when ``ncw`` (kept: the corpus' term totals and
         the offset added to the degrees, the mean degree for ``"regularized"``, else 0)."""
-        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel() if self.ncw else None
-        self.ncw_offset_ = None if not self.ncw else float(
-            np.mean(X @ self.term_totals_, dtype=np.float64)) if self.ncw == "regularized" else 0.0
-        return ncw_weighted(X, self.term_totals_, self.ncw_offset_) if self.ncw else X
+        if not self.ncw:
+            self.term_totals_ = self.ncw_offset_ = None
+            return X
+        self.term_totals_ = np.asarray(X.sum(axis=0)).ravel()
+        self.ncw_offset_ = (float(np.mean(X @ self.term_totals_, dtype=np.float64))
+                            if self.ncw == "regularized" else 0.0)
+        return ncw_weighted(X, self.term_totals_, self.ncw_offset_)
 
     def _transform(self, X):
         return basis_codes(self._weighted(X), self.components_)
 
     def _weighted(self, X):
-        """New documents weighted as the corpus was (NCW with its term totals and offset; a
-        state saved without an offset had none)."""
+        """New documents weighted as the corpus was (a state saved without an offset had none)."""
         if self.term_totals_ is None:
             return X
         return ncw_weighted(X, self.term_totals_.astype(X.dtype), self.ncw_offset_ or 0.0)
