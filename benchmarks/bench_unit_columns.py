@@ -8,7 +8,8 @@ Data: full TDT2 (the 9394 × 36093 tf-idf matrix of ``represent``, float32) and 
 after 20 iterations of scikit-learn's coordinate-descent NMF from NNDSVDa (basis columns scaled
 to unit length, the document factor scaled back), k = 30 by default. (Not its MU solver: 20
 MU iterations leave 3 % of the basis subnormal, on which both sweeps take 27 ms.) Both run
-with one BLAS thread, as inside a fit (``loop_threads``). Repeats interleaved; medians;
+with one BLAS thread, as inside a fit (``loop_threads``), and both return the new ``UᵀU``
+(which the update needs next). Repeats interleaved; medians;
 ratio = textcluster / NumPy.
 The least work of a sweep: k passes of k multiply-adds over the m × k basis (m k² FMAs); the
 NumPy sweep reads all of ``U`` once per column (k · m · k · 4 bytes), the compiled one about
@@ -29,7 +30,8 @@ from textcluster.models._linalg import UNIT_COLUMN_BLOCK, column_major, unit_col
 
 
 def numpy_columns(U, XtV, VtV):
-    """The sweep column by column in NumPy (the reference)."""
+    """The sweep column by column in NumPy (the reference), returning ``UᵀU`` as
+    ``unit_columns`` does."""
     columns, residuals = column_major(U), column_major(XtV)
     for c in range(columns.shape[1]):
         r = residuals[:, c]
@@ -40,6 +42,7 @@ def numpy_columns(U, XtV, VtV):
         if norm > 0:
             columns[:, c] = r / norm
     U[...] = columns
+    return U.T @ U
 
 
 def factors(X, k, seed):

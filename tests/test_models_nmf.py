@@ -282,35 +282,12 @@ def test_unit_columns_is_the_column_by_column_sweep(dtype, k, block):
     XtV[:, 0] = -1.0  # a column without a positive residual is kept
     expected = column_by_column(U, XtV, VtV)
     got = U.astype(dtype)
-    unit_columns(got, XtV.astype(dtype), VtV.astype(dtype), block=block)
-    assert got.dtype == dtype
+    gram = unit_columns(got, XtV.astype(dtype), VtV.astype(dtype), block=block)
+    assert got.dtype == gram.dtype == dtype
+    np.testing.assert_array_equal(gram, got.T @ got)  # the new UᵀU
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, expected, atol=tolerance)
     np.testing.assert_array_equal(got[:, 0], U[:, 0].astype(dtype))
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows", [3, 600, 1000])
-def test_unit_columns_are_the_same_in_any_number_of_threads(monkeypatch, dtype, rows):
-    # the copies and the blocks' products run on spans of rows: the same sums in any threads
-    rng = np.random.default_rng(rows)
-    U = rng.random((rows, 9)).astype(dtype)
-    U /= np.linalg.norm(U, axis=0)
-    XtV = (rng.random((rows, 9)) - 0.2).astype(dtype)
-    VtV = rng.random((9, 9)).astype(dtype)
-    VtV = VtV @ VtV.T
-    results = []
-    for threads in ("1", "2", "3"):
-        monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
-        got = U.copy()
-        gram = unit_columns(got, XtV, VtV)
-        np.testing.assert_allclose(gram, got.T @ got, rtol=1e-6)  # the new UᵀU
-        results.append((got, gram))
-    assert all(np.array_equal(results[0][0], got) and np.array_equal(results[0][1], gram)
-               for got, gram in results[1:])
-    results = [got for got, _ in results]
-    np.testing.assert_allclose(results[0], column_by_column(U, XtV, VtV),
-                               atol=1e-5 if dtype == np.float32 else 1e-12)
 
 
 def test_unit_basis_keeps_the_document_factor_normal():

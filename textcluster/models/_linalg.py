@@ -176,13 +176,6 @@ def _transpose_rows(out, A, start, stop, rows=256):
         out[:, a:b] = A[a:b].T
 
 
-def _even_spans(m, parts, align=256):
-    """``[(start, stop)]``: ``range(m)`` in at most ``parts`` spans of about equal length, cut
-    at multiples of ``align``."""
-    cuts = sorted({min(m, m * p // parts // align * align) for p in range(parts)} | {m})
-    return list(zip(cuts[:-1], cuts[1:]))
-
-
 def _row_spans(A, parts):
     """``[(start, stop)]``: the rows of CSR ``A`` in at most ``parts`` blocks of about equal
     non-zeros (one block when there are fewer than two rows per part)."""
@@ -273,39 +266,20 @@ def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> np.ndarray:
     gives a block's residuals from the current ``U``, and within the block each column's
     residual takes in the changes of the columns before it; each column is then one compiled
     pass over a column-major copy (residual, clipped, its norm, the new column and its
-    change). The copies and the blocks' products run on every core, each on its own span of
-    the m rows (the same sums as in one thread), ``UᵀU`` beside the copy back (the same
-    product as ``U.T @ U``); the column passes, each of which needs the norm of the one
-    before, in one thread. The same sweep to rounding (sums in the dtype of ``U``, the norm
+    change). All in one thread: each column pass needs the norm of the one before, and the
+    copies and block products (under a millisecond each on TDT2's 36,093 × 30 basis) took
+    longer split over two cores than in one (9.4 against 7.2 ms a sweep, ``UᵀU``
+    included, two idle cores). The same sweep to rounding (sums in the dtype of ``U``, the norm
     in float64); ``benchmarks/bench_unit_columns.py`` times it against NumPy column by
     column."""
     m, k = U.shape
-    spans = _even_spans(m, n_threads())
-    Ut, Rt = np.empty((k, m), U.dtype), np.empty((k, m), XtV.dtype)  # rows are columns
-
-    def to_columns(span):
-        _transpose_rows(Ut, U, *span)
-        _transpose_rows(Rt, XtV, *span)
-
-    _each(to_columns, spans)
+    Ut, Rt = column_major(U).T, column_major(XtV).T  # rows are columns
     for start in range(0, k, block):
         stop = min(start + block, k)
-        residuals = np.empty((stop - start, m), np.result_type(Rt, VtV))
-
-        def block_residuals(span, start=start, stop=stop, residuals=residuals):
-            a, b = span
-            np.subtract(Rt[start:stop, a:b], VtV[start:stop] @ Ut[:, a:b],
-                        out=residuals[:, a:b])
-
-        _each(block_residuals, spans)
+        residuals = Rt[start:stop] - VtV[start:stop] @ Ut
         _unit_column_block(Ut, residuals.astype(Ut.dtype, copy=False), VtV, start)
-    if len(spans) == 1:
-        _transpose_rows(U.T, Ut.T, 0, m)
-        return Ut @ Ut.T
-    copied_back = thread_pool(len(spans)).submit(_transpose_rows, U.T, Ut.T, 0, m)
-    gram = Ut @ Ut.T
-    copied_back.result()
-    return gram
+    U[...] = Ut.T
+    return U.T @ U
 
 
 @numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
