@@ -8,6 +8,11 @@ a dense diagonal matrix). The H-update is the corrected eq. 17 that textcluster 
 printed one is not monotone; see ``textcluster/models/projective.py``), so both compute the
 same iterates: the script checks that they agree to ``--rtol`` (relative, float64).
 
+``--start knn`` starts ``S`` on the documents' cosine kNN graph (AGPNMF's default) instead of
+uniform random: textcluster then holds ``S`` on that support (its zeros stay zero) and
+computes ``G`` and ``G S`` only there, while the peers iterate the same start as a dense
+n × n ``S`` (the same iterates).
+
 A second peer, ``dense-blas``, is the same iteration with the products associated well
 (``(XᵀX)S`` as one BLAS-3 product, everything else thin) but still dense: it shows how much
 comes from exploiting the sparsity of ``X`` rather than from associativity.
@@ -77,11 +82,12 @@ def blas_iteration(Xp, XtX, H, S, gamma=GAMMA, alpha=ALPHA, beta=BETA):
 
 
 # -- textcluster's iteration ------------------------------------------------------------------
-def textcluster_state(X, k, seed):
+def textcluster_state(X, k, seed, start="random"):
     """Prepared context and a random start of AGPNMF (G formed once, like XᵀX above): the
-    paper's reading of γ, a random S and the plain majorization step, as transcribed above."""
+    paper's reading of γ, ``S`` from ``start`` and the plain majorization step, as
+    transcribed above."""
     model = AGPNMF(k, gamma=GAMMA, alpha=ALPHA, beta=BETA, scaling="paper",
-                   start_graph="random", accelerate=False, random_state=seed)
+                   start_graph=start, accelerate=False, random_state=seed)
     model._validate_params()
     ctx = model._prepare(X, None, None)
     factors = model._random_factors(ctx, np.random.RandomState(seed))
@@ -96,7 +102,11 @@ def copy_factors(factors):
 def textcluster_iteration(model, ctx, factors):
     with common.limit_blas(1):  # as inside fit
         model._update(factors, ctx)
-    return factors.H, factors.S
+    return factors.H, dense(factors.S)
+
+
+def dense(S):
+    return S.toarray() if sp.issparse(S) else S
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -107,13 +117,13 @@ def load_subsets(corpus, data_dir, sizes):
 
 
 # -- timing -------------------------------------------------------------------------------------
-def time_contenders(X32, k, seed, repeats, rtol, log):
+def time_contenders(X32, k, seed, repeats, rtol, log, start):
     X64 = X32.astype(np.float64)
-    model64, ctx64, start64 = textcluster_state(X64, k, seed)
-    model32, ctx32, start32 = textcluster_state(X32, k, seed)
+    model64, ctx64, start64 = textcluster_state(X64, k, seed, start)
+    model32, ctx32, start32 = textcluster_state(X32, k, seed, start)
     Xp = X64.T.toarray()  # the paper's X: terms × documents, dense
     XtX = Xp.T @ Xp
-    H0, S0 = start64.H, start64.S
+    H0, S0 = start64.H, dense(start64.S)
     contenders = {
         "textcluster-float64": lambda: textcluster_iteration(model64, ctx64,
                                                              copy_factors(start64)),
@@ -170,7 +180,7 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child_memory(path, contender, k, seed):
+def child_memory(path, contender, k, seed, start):
     """Run one iteration of ``contender`` (its precomputation included) in this process and
     print its memory as JSON. The baseline is the sparse X and H; S is counted for both."""
     X32 = sp.load_npz(path).astype(np.float32)
@@ -180,7 +190,7 @@ def child_memory(path, contender, k, seed):
     inputs = rss_bytes()
     tracemalloc.start()
     if contender.startswith("textcluster"):
-        model, ctx, factors = textcluster_state(X, k, seed)
+        model, ctx, factors = textcluster_state(X, k, seed, start)
         textcluster_iteration(model, ctx, factors)
     else:
         S = _gram.random_square(rng, X.shape[0], X.dtype)
@@ -193,7 +203,7 @@ def child_memory(path, contender, k, seed):
                       "allocated_peak": traced_peak}))
 
 
-def measure_memory(X32, k, seed, log):
+def measure_memory(X32, k, seed, log, start):
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "X.npz"
@@ -201,7 +211,8 @@ def measure_memory(X32, k, seed, log):
         for contender in ("textcluster-float32", "textcluster-float64", "paper-dense",
                           "dense-blas"):
             proc = subprocess.run(
-                [sys.executable, __file__, "--child", str(path), contender, str(k), str(seed)],
+                [sys.executable, __file__, "--child", str(path), contender, str(k), str(seed),
+                 start],
                 capture_output=True, text=True, check=True)
             out[contender] = json.loads(proc.stdout.strip().splitlines()[-1])
             log(f"  memory {contender}: peak RSS {out[contender]['peak_rss'] / 2**30:.2f} GiB, "
@@ -223,6 +234,8 @@ def main(argv=None):
     parser.add_argument("--k", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rtol", type=float, default=1e-8)
+    parser.add_argument("--start", default="random", choices=["random", "knn"],
+                        help="where S starts: uniform random (the paper's) or on the kNN graph")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--update", action="store_true",
                         help="replace only the measured sizes in an existing --json file")
@@ -230,14 +243,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     log = common.logger(args.quiet)
 
-    report = {"method": __doc__, "corpus": args.corpus, "k": args.k, "gamma": GAMMA,
+    report = {"method": __doc__, "corpus": args.corpus, "start": args.start, "k": args.k,
+              "gamma": GAMMA,
               "alpha": ALPHA, "beta": BETA, "repeats": args.repeats, "rtol": args.rtol,
               "machine_start": agpnmf_machine_info(), "sizes": {}}
     subsets, shape = load_subsets(args.corpus, common.resolve_data_dir(args.data_dir), args.sizes)
     report["corpus_shape"] = list(shape)
     for n, X in subsets.items():
         log(f"n = {n}: {X.shape[0]} × {X.shape[1]}, nnz {X.nnz}")
-        samples, agreement = time_contenders(X, args.k, args.seed, args.repeats, args.rtol, log)
+        samples, agreement = time_contenders(X, args.k, args.seed, args.repeats, args.rtol, log,
+                                             args.start)
         timing = {name: common.summarize(values) for name, values in samples.items()}
         entry = {"shape": list(X.shape), "nnz": int(X.nnz), "timing_seconds": timing,
                  "agreement_with_paper_dense": agreement,
@@ -248,7 +263,7 @@ def main(argv=None):
                  "ratio_dense_blas_over_textcluster_float64":
                      timing["dense-blas"]["median"] / timing["textcluster-float64"]["median"]}
         if not args.no_memory:
-            entry["memory"] = measure_memory(X, args.k, args.seed, log)
+            entry["memory"] = measure_memory(X, args.k, args.seed, log, args.start)
         report["sizes"][str(n)] = entry
         print_table(n, entry)
     report["machine_end"] = agpnmf_machine_info()
@@ -288,6 +303,6 @@ def print_table(n, entry):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child_memory(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        child_memory(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     else:
         main()

@@ -17,7 +17,7 @@ from textcluster.registry import describe_model
 from ._corpora import write_folder_corpus
 
 FAST_NMF = ["--set", "n_init=2", "--set", "max_iter=30", "--set", "n_assign_init=3"]
-N_BY_N = {"agpnmf", "kagpnmf"}
+N_BY_N = {"kagpnmf"}  # AGPNMF holds S on its kNN support by default
 
 
 def invoke(*args):

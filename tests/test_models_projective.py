@@ -14,7 +14,7 @@ from textcluster.metrics import nmi
 from textcluster.models import AGPNMF, PNMF, KernelAGPNMF, LSIKMeans
 from textcluster.models._memory import InsufficientMemoryError
 from textcluster.models import _gram
-from textcluster.models._gram import kernel_matrix
+from textcluster.models._gram import kernel_matrix, neighbourhood_support
 from textcluster.models.selection import MIN_STABILITY
 
 from ._planted import following_graph, linking_graph, planted_corpus
@@ -180,6 +180,24 @@ def test_sparse_and_dense_routes_to_g_s_give_the_same_fit(monkeypatch):
     np.testing.assert_allclose(fits[0].graph_, fits[1].graph_, rtol=1e-8, atol=1e-13)
 
 
+@pytest.mark.parametrize("cls, params", [(AGPNMF, {}), (AGPNMF, {"self_loops": True}),
+                                         (KernelAGPNMF, {"kernel": "gaussian"})])
+def test_a_sparse_start_held_on_its_support_gives_the_dense_fit(cls, params):
+    # the entries of S off a sparse start's support stay zero: computing G S and the
+    # S-update only on the support is the same fit as on the dense n × n arrays
+    X, _ = planted_corpus(seed=23)
+    H0 = np.random.default_rng(5).random((X.shape[0], 3))
+    S0 = neighbourhood_support(X, 10) + 0.3 * sp.eye(X.shape[0])
+    fits = [cls(3, gamma=0.7, init="custom", max_iter=20, **params).fit(X, W=H0, graph=graph)
+            for graph in (S0.toarray(), S0)]
+    assert not sp.issparse(fits[0].graph_) and sp.issparse(fits[1].graph_)
+    np.testing.assert_allclose(fits[1].objective_history_, fits[0].objective_history_,
+                               rtol=1e-12)
+    np.testing.assert_allclose(fits[1].graph_.toarray(), fits[0].graph_, rtol=1e-10,
+                               atol=1e-14)
+    assert (fits[1].graph_.diagonal() > 0).any() == params.get("self_loops", False)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kernel_matrices_are_the_textbook_kernels(dtype):
     X, _ = planted_corpus(seed=15)
@@ -212,8 +230,10 @@ def test_starting_graph_zeros_stay_zero_and_self_loops_are_dropped():
     model = AGPNMF(3, max_iter=10, random_state=0, n_assign_init=2).fit(X, graph=graph)
     support = graph.toarray() > 0
     np.fill_diagonal(support, False)
-    assert np.all(model.graph_[~support] == 0)
-    assert (model.graph_[support] > 0).mean() > 0.5
+    assert sp.issparse(model.graph_)  # held on the start's support
+    learned = model.graph_.toarray()
+    assert np.all(learned[~support] == 0)
+    assert (learned[support] > 0).mean() > 0.5
 
 
 @pytest.mark.parametrize("graph, message", [
@@ -292,16 +312,22 @@ def test_n_by_n_models_refuse_what_does_not_fit(monkeypatch):
     X, _ = planted_corpus(seed=21)
     n = X.shape[0]
     monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "200K")  # below 3 × 120² × 8 B = 338 KB
-    for model in (AGPNMF(3, gamma=100.0), KernelAGPNMF(3, gamma=100.0, kernel="gaussian")):
-        with pytest.raises(InsufficientMemoryError, match=f"3 dense {n} × {n} float64"):
-            model.fit(X)
+    with pytest.raises(InsufficientMemoryError, match=f"3 dense {n} × {n} float64"):
+        AGPNMF(3, gamma=100.0, start_graph="random").fit(X)
     with pytest.raises(InsufficientMemoryError, match="7 dense"):
-        AGPNMF(3, gamma=100.0, n_init=3).fit(X)
+        AGPNMF(3, gamma=100.0, n_init=3, start_graph="random").fit(X)
     with pytest.raises(InsufficientMemoryError, match="7 dense.*choice of γ.*give gamma"):
-        AGPNMF(3).fit(X)  # γ chosen: the start and two learned-graph fits at once
+        AGPNMF(3, start_graph="random").fit(X)  # γ chosen: the start and two graph-led fits
+    with pytest.raises(InsufficientMemoryError, match=r"4 dense .*\(the Gram matrix, the start"):
+        AGPNMF(3, gamma=100.0, max_iter=5).fit(X, graph=np.ones((n, n)))
     PNMF(3, max_iter=5).fit(X)  # O(nnz + (n + m)k): not refused
-    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "400K")
-    AGPNMF(3, gamma=100.0, max_iter=5, n_assign_init=1).fit(X)
+    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "100K")  # below 120² × 8 B = 115 KB
+    with pytest.raises(InsufficientMemoryError, match=r"1 dense .*\(the Gram matrix;"):
+        KernelAGPNMF(3, gamma=100.0, kernel="gaussian").fit(X)  # the kernel: S on its support
+    monkeypatch.setenv("TEXTCLUSTER_MEMORY_LIMIT", "1K")
+    model = AGPNMF(3, gamma=100.0, max_iter=5, n_assign_init=1).fit(X)  # S on the kNN support
+    assert sp.issparse(model.graph_)
+    AGPNMF(3, max_iter=5, n_assign_init=1).fit(X, graph=sp.csr_matrix(np.ones((n, n))))
 
 
 # -- real data ------------------------------------------------------------------------------

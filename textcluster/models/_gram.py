@@ -8,12 +8,19 @@ n × n work goes by blocks of rows (no second n × n temporary) and the n × n �
 ``BLAS3_THREADS`` BLAS threads (:class:`BlasThreads`). The last section holds ``S``'s starts
 and its blockwise update (paper 000, eq. 16), fused with the statistics the H-step and the
 objective read (:mod:`textcluster.models.projective` has the models and their equations).
+
+A sparse starting ``S`` (the kNN start, AGPNMF's default) keeps its zeros under the
+multiplicative updates, so ``S`` is held on that support (:func:`support_graph`, CSC) and only
+the entries of ``G`` and ``G S`` on it are computed: ``(G S)_ij = x_i · Σ_l S_lj x_l`` over the
+column's own support, O(nnz(S) · non-zeros per document) per product instead of n² · n, and
+no n × n array for ``G`` (the kernel ``K`` of :class:`KernelGram` is still stored).
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
@@ -22,7 +29,8 @@ from threadpoolctl import ThreadpoolController
 from .._errors import InvalidInputError
 from ..graph import knn_graph
 from ._base import EPS
-from ._linalg import SparseOperator, gram_matrix
+from .._threads import n_threads
+from ._linalg import SparseOperator, _each, gram_matrix
 
 ROW_BLOCK = 256  # rows of S per step of the elementwise S-update (a few MB: stays in cache)
 COLUMN_BLOCK = 64  # columns of S per sparse product X (Xᵀ S[:, J]) (S[:, J] stays in cache)
@@ -80,11 +88,25 @@ class DataGram:
         self.trace = self.X.squared_norm()
         self.entries: np.ndarray | None = None
         self.blas = blas
-        self._source = X
+        self._source = sp.csr_matrix(X)
+        self._support: tuple = ()
 
     def dot(self, B):
         """``G @ B`` for a thin ``B`` (n × k)."""
         return self.X.dot(self.X.tdot(B))
+
+    def entries_on(self, S):
+        """The entries of ``G`` that the S-update reads: all of them (stored by
+        ``densify``) for a dense ``S``, those on its support (cached) for a sparse one."""
+        return _entries_on(self, S)
+
+    def on_support(self, S, out, own=False):
+        """``out[p] = (G S)_ij`` for each stored entry ``p = (i, j)`` of the CSC ``S``
+        (``own``: ``G_ij``)."""
+        X = self._source
+        arguments = (X.indptr, X.indices, X.data, X.shape[1])
+        _each(lambda span: _data_gram_columns(S.indptr, S.indices, S.data, own, *arguments,
+                                              *span, out), _column_spans(S))
 
     def densify(self):
         """Store the dense ``G`` (:func:`~textcluster.models._linalg.gram_matrix`)."""
@@ -99,6 +121,9 @@ class DataGram:
     def product(self, S, out):
         """``out ← G S``, by column blocks ``X (Xᵀ S[:, J])`` or with the dense ``G``,
         whichever is cheaper; returns ``Σ S ⊙ GS``."""
+        if sp.issparse(S):
+            self.on_support(S, out)
+            return support_vdot(S, out)
         if not self.sparse_pays():
             return dense_product(self.entries, S, out, self.blas)
         quad = 0.0
@@ -120,12 +145,25 @@ class KernelGram:
         self.dtype = K.dtype
         self.trace = float(np.trace(K, dtype=np.float64))
         self.blas = blas
+        self._support: tuple = ()
 
     def dot(self, B):
         return self.entries @ B
 
+    def entries_on(self, S):
+        """As :meth:`DataGram.entries_on`."""
+        return _entries_on(self, S)
+
+    def on_support(self, S, out, own=False):
+        """As :meth:`DataGram.on_support`, from the stored ``K``."""
+        _each(lambda span: _kernel_gram_columns(S.indptr, S.indices, S.data, own,
+                                                self.entries, *span, out), _column_spans(S))
+
     def product(self, S, out):
-        """``out ← K S`` (BLAS-3); returns ``Σ S ⊙ KS``."""
+        """``out ← K S`` (BLAS-3; on the support of a sparse ``S``); returns ``Σ S ⊙ KS``."""
+        if sp.issparse(S):
+            self.on_support(S, out)
+            return support_vdot(S, out)
         return dense_product(self.entries, S, out, self.blas)
 
 
@@ -220,13 +258,16 @@ def random_square(rng, n, dtype, rows=ROW_BLOCK):
 
 def scale_graph(S, GS, quad, G, alpha):
     """Scale ``S`` (and ``G S``) by the scalar that best fits ``X ≈ S X`` with the ridge α."""
-    cross = graph_statistics(S, G)["cross"]
-    squares = blockwise_vdot(S, S)
+    statistics = graph_statistics(S, G)
+    cross, squares = statistics["cross"], statistics["squares"]
     denominator = quad + alpha * squares
     if cross <= 0 or denominator <= 0:
         return quad
     c = cross / denominator
-    S *= c
+    if sp.issparse(S):
+        S.data *= c
+    else:
+        S *= c
     GS *= c
     return quad * c * c
 
@@ -285,7 +326,10 @@ def update_graph_rows(S, GS, G, H_rows, H, d_rows, d, gamma, alpha, beta, work):
 
 def graph_step(S, GS, G, H, gamma, alpha, beta, rows=ROW_BLOCK):
     """One S-update (eq. 16) over blocks of rows, fused with what the H-step and the
-    objective read from the new S: ``R H``, the degrees ``D``, ``Σ G⊙S``, ``‖S‖²``, ``Σ S``."""
+    objective read from the new S: ``R H``, the degrees ``D``, ``Σ G⊙S``, ``‖S‖²``, ``Σ S``.
+    For a sparse ``S``, on its support (``GS`` and ``G`` then hold the entries there)."""
+    if sp.issparse(S):
+        return _support_step(S, GS, G, H, gamma, alpha, beta)
     n = S.shape[0]
     d = np.einsum("ij,ij->i", H, H)
     SH, StH = np.empty_like(H), np.zeros_like(H)
@@ -309,6 +353,8 @@ def graph_step(S, GS, G, H, gamma, alpha, beta, rows=ROW_BLOCK):
 
 def graph_statistics(S, G, rows=ROW_BLOCK):
     """``Σ G⊙S``, ``‖S‖²``, ``Σ S`` and the degrees of ``R = (S + Sᵀ)/2`` (no update)."""
+    if sp.issparse(S):
+        return _support_statistics(S, G)
     n = S.shape[0]
     row_sums, col_sums = np.empty(n), np.zeros(n)
     cross = squares = 0.0
@@ -320,3 +366,116 @@ def graph_statistics(S, G, rows=ROW_BLOCK):
         col_sums += S[I].sum(axis=0)
     return {"cross": cross, "squares": squares, "total": float(row_sums.sum()),
             "degree": 0.5 * (row_sums + col_sums)}
+
+
+# -- S on the support of a sparse start (CSC; entries of G, G S and the update by column) -----
+def support_graph(start, dtype, self_loops):
+    """The starting ``S`` held on the support of the sparse ``start`` (CSC, sorted, the
+    diagonal dropped unless ``self_loops``): the multiplicative updates keep its zeros."""
+    S = sp.csc_matrix(start, dtype=dtype, copy=True)
+    if not self_loops:
+        S.setdiag(0)
+    S.eliminate_zeros()
+    S.sort_indices()
+    return S
+
+
+def _entries_on(gram, S):
+    if not sp.issparse(S):
+        return gram.entries
+    cached = gram._support
+    if not (cached and np.array_equal(cached[0], S.indptr)
+            and np.array_equal(cached[1], S.indices)):
+        values = np.empty(S.nnz, dtype=gram.dtype)
+        gram.on_support(S, values, own=True)
+        gram._support = cached = (S.indptr.copy(), S.indices.copy(), values)
+    return cached[2]
+
+
+def _column_spans(S):
+    """Spans of the columns of the CSC ``S`` with about equal stored entries, one per thread."""
+    parts = n_threads()
+    cuts = np.searchsorted(S.indptr, S.nnz * np.arange(1, parts) / parts)
+    cuts = np.unique(np.r_[0, np.minimum(cuts, S.shape[1]), S.shape[1]])
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def support_vdot(S, values):
+    """``Σ S ⊙ values`` over the stored entries of ``S``, in float64."""
+    return float(np.dot(S.data.astype(np.float64), values.astype(np.float64)))
+
+
+@numba.njit(nogil=True, cache=True)
+def _data_gram_columns(indptr, indices, weights, own, x_indptr, x_indices, x_data, m,
+                       start, stop, out):
+    """``out[p] = x_i · y_j`` for the entries ``p = (i, j)`` of columns ``start:stop``, with
+    ``y_j = Σ_l weights[l, j] x_l`` over the column's support (``own``: ``y_j = x_j``), ``y_j``
+    scattered into a dense accumulator of the m terms."""
+    acc = np.zeros(m, dtype=np.float64)
+    for j in range(start, stop):
+        a, b = indptr[j], indptr[j + 1]
+        for q in range(a, a + 1 if own else b):
+            l, w = (j, 1.0) if own else (indices[q], np.float64(weights[q]))
+            for t in range(x_indptr[l], x_indptr[l + 1]):
+                acc[x_indices[t]] += w * x_data[t]
+        for p in range(a, b):
+            i = indices[p]
+            total = 0.0
+            for t in range(x_indptr[i], x_indptr[i + 1]):
+                total += x_data[t] * acc[x_indices[t]]
+            out[p] = total
+        for q in range(a, a + 1 if own else b):
+            l = j if own else indices[q]
+            for t in range(x_indptr[l], x_indptr[l + 1]):
+                acc[x_indices[t]] = 0.0
+
+
+@numba.njit(nogil=True, cache=True)
+def _kernel_gram_columns(indptr, indices, weights, own, K, start, stop, out):
+    """As :func:`_data_gram_columns`, reading the stored kernel ``K``."""
+    for j in range(start, stop):
+        a, b = indptr[j], indptr[j + 1]
+        for p in range(a, b):
+            i = indices[p]
+            if own:
+                out[p] = K[i, j]
+                continue
+            total = 0.0
+            for q in range(a, b):
+                total += np.float64(K[i, indices[q]]) * weights[q]
+            out[p] = total
+
+
+@numba.njit(nogil=True, cache=True)
+def _update_support(indptr, indices, S, GS, G, H, d, gamma, alpha, beta, eps):
+    """:func:`update_graph_rows` on the stored entries of the CSC ``S`` (in place)."""
+    for j in range(len(indptr) - 1):
+        for p in range(indptr[j], indptr[j + 1]):
+            i = indices[p]
+            denominator = max(GS[p] + alpha * S[p] + 0.25 * gamma * (d[i] + d[j]) + 0.5 * beta,
+                              eps)
+            numerator = np.float64(G[p])
+            if gamma > 0:
+                inner = 0.0
+                for c in range(H.shape[1]):
+                    inner += np.float64(H[i, c]) * H[j, c]
+                numerator += 0.5 * gamma * inner
+            S[p] = S[p] * (numerator / denominator)
+
+
+def _support_step(S, GS, G, H, gamma, alpha, beta):
+    """:func:`graph_step` for a sparse ``S`` held on its support."""
+    d = np.einsum("ij,ij->i", H, H)
+    _update_support(S.indptr, S.indices, S.data, GS, G, H, d, gamma, alpha, beta, EPS)
+    stats = _support_statistics(S, G)
+    stats["RH"] = 0.5 * (S @ H + S.T @ H)
+    stats["degree"] = stats["degree"].astype(H.dtype)
+    return stats
+
+
+def _support_statistics(S, G):
+    """:func:`graph_statistics` for a sparse ``S`` held on its support."""
+    row_sums = np.bincount(S.indices, weights=S.data, minlength=S.shape[0])
+    col_sums = np.asarray(S.sum(axis=0), dtype=np.float64).ravel()
+    return {"cross": support_vdot(S, G), "squares": support_vdot(S, S.data),
+            "total": float(row_sums.sum()), "degree": 0.5 * (row_sums + col_sums)}

@@ -29,10 +29,12 @@ class KernelAGPNMF(AGPNMF):
     ``exp(−‖x_i − x_j‖² / (2σ²))`` with σ = ``sigma``, or the mean distance between the
     documents when None (the width is kept in ``sigma_``).
 
-    Cost: a non-linear ``K`` is dense, so ``K S`` is an n × n × n BLAS-3 product per
-    iteration (run on ``BLAS3_THREADS`` BLAS threads). Memory: as :class:`AGPNMF` (``K``
-    takes the place of ``G``): ``(1 + 2·n_init) · n²`` numbers, plus the fitted documents
-    (O(nnz)) kept for ``transform``.
+    Cost: a non-linear ``K`` is dense and stored. With a sparse start (the default kNN one)
+    ``S`` is held on its support, as in :class:`AGPNMF`, and ``K S`` is summed there from
+    ``K``'s entries; the products ``K H`` take n² k multiply-adds. A random or dense start
+    makes ``K S`` an n × n × n BLAS-3 product per iteration (on ``BLAS3_THREADS`` BLAS
+    threads). Memory: n² numbers for ``K``, ``2·n_init · n²`` more for a random or dense
+    start, plus the fitted documents (O(nnz)) kept for ``transform``.
 
     ``components_`` is the input-space basis ``HᵀX`` (unit rows); ``transform`` solves
     ``φ(x) ≈ (Φ H) v``, ``v ≥ 0``, through the kernel. Otherwise as :class:`AGPNMF`.
@@ -101,10 +103,14 @@ class KernelAGPNMF(AGPNMF):
         self.coef0 = coef0
         self.sigma = sigma
 
-    def _gram(self, X):
+    @property
+    def _stores_kernel(self):
+        return self.kernel != "linear"
+
+    def _gram(self, X, dense=True):
         self.sigma_ = None
         if self.kernel == "linear":
-            return super()._gram(X)
+            return super()._gram(X, dense)
         K, self.sigma_ = kernel_matrix(X, self.kernel, self.degree, self.coef0, self.sigma)
         self.X_fit_ = sp.csr_matrix(X) if sp.issparse(X) else np.array(X)
         return KernelGram(K)

@@ -54,7 +54,7 @@ from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
                     check_custom_factor, extend, shared_parameters)
 from ._codes import nonnegative_codes
 from ._gram import (DataGram, KernelGram, check_start_graph, graph_statistics, graph_step,
-                    neighbourhood_support, random_square, scale_graph)
+                    neighbourhood_support, random_square, scale_graph, support_graph)
 from ._linalg import SparseOperator
 from ._memory import dense_bytes, format_bytes, require_memory
 from .baselines import LSIKMeans
@@ -111,10 +111,10 @@ class ProjectiveFactors(Factors):
 class GraphProjectiveFactors(ProjectiveFactors):
     """One start of AGPNMF: PNMF's factors and the learned graph."""
 
-    S: np.ndarray
-    """The learned graph (n × n, dense)."""
+    S: np.ndarray | sp.csc_matrix
+    """The learned graph (n × n): dense, or on the support of a sparse start (CSC)."""
     GS: np.ndarray
-    """``G S`` of the current ``S``."""
+    """``G S`` of the current ``S`` (its entries on that support when ``S`` is sparse)."""
     quad: float
     """``Σ S ⊙ GS``."""
 
@@ -352,20 +352,15 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     in LLE (eq. 10). With self loops the trivial ``S ≈ I`` takes over (measured on a planted
     corpus: 98 % of ``S``'s mass on the diagonal, which the Laplacian ignores).
 
-    Cost per iteration: ``G S``, as ``X (Xᵀ S)`` by column blocks (2·nnz·n sparse
-    multiply-adds) when that is cheaper than the n³ of the BLAS-3 product of the stored ``G``
-    with ``S`` (for n > 2·(nnz/n)·``SPARSE_SLOWDOWN``, the measured speed ratio of the two
-    kinds of product); the elementwise S-update by blocks of rows, fused with ``R H``; a few
-    n × n × k products; never an n × n temporary. Measured (benchmarks/
-    bench_agpnmf_iteration.py, raw Reuters, 9,494 documents, k = 30): 5.8 s per iteration in
-    float64, 3.8 s in float32, against 61.8 s for eqs. 16–17 transcribed densely as printed.
-
-    Memory: O(n²) — the dense ``G = X Xᵀ`` plus ``S`` and ``G S`` for each start:
-    ``(1 + 2·n_init) · n² ·`` itemsize bytes (one n × n more when a dense starting graph is
-    passed); 9,494 documents in float32 with ``n_init=1`` need 3 × 344 MiB ≈ 1.0 GiB, in
-    float64 2.0 GiB. ``fit`` refuses a corpus for which that memory is not available
-    (:func:`textcluster.models._memory.require_memory`), before allocating it. The fitted
-    model keeps the training documents and ``(S + Sᵀ)/2`` (sparse) for ``transform`` (Notes).
+    Memory: O(nnz(X) + nnz(S)) from a sparse start (the default kNN start, or a caller's
+    sparse graph), no n × n array: the multiplicative updates keep the start's zeros, so ``S``
+    is held on its support and only the entries of ``G`` and ``G S`` there are computed
+    (:mod:`textcluster.models._gram`), O(nnz(S) · non-zeros per document) an iteration. A
+    random or dense start needs the dense ``G = X Xᵀ`` plus ``S`` and ``G S`` for each start,
+    ``(1 + 2·n_init)`` n × n arrays, and n³ multiply-adds per ``G S`` (as ``X (Xᵀ S)`` where
+    that is cheaper); ``fit`` refuses a corpus whose dense arrays do not fit in the available
+    memory (:func:`textcluster.models._memory.require_memory`), before allocating them. The
+    fitted model keeps the training documents and ``(S + Sᵀ)/2`` (sparse) for ``transform``.
 
     Defaults. At the paper's setting (γ = 0.01 on a random ``S``) the graph term was
     6·10⁻⁶ of the objective on TDT2 five-class subsets and AGPNMF clustered like PNMF (mean
@@ -398,7 +393,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     k-means and two AGPNMF fits, 2.0–2.1 × one fit on k1b and tr41 (GNMF's three starts made
     it 3.4 ×; benchmarks/bench_lam_selection.py); ``gamma=100.0`` is the fixed fit.
 
-    ``n_init`` defaults to 1: each start keeps two n × n arrays. ``init="custom"``: ``W``
+    ``n_init`` defaults to 1 (a dense start keeps two n × n arrays). ``init="custom"``: ``W``
     (n × k) is the starting ``H``, ``H`` (k × m) is not used; ``graph`` passed to ``fit``
     (n × n, non-negative, dense or sparse) is the starting ``S`` for every start, used as
     given (not scaled), in place of ``start_graph``. Zeros of the starting ``S`` stay zero.
@@ -450,6 +445,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     lam_path = ()  # the geometry's candidate is the start alone (see Defaults)
     graph_led_lam = DEFAULT_GAMMA
     graph_led_starts = 2  # each start is a whole fit: the choice stays within 3 fits
+    _stores_kernel = False  # a dense kernel in place of G (KernelAGPNMF)
 
     _parameter_constraints = {
         **PNMF._parameter_constraints,
@@ -484,8 +480,9 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         given = graph is not None
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
-        self._require_memory(X, given and not sp.issparse(graph))
-        gram, n = self._gram(X), X.shape[0]
+        on_support = sp.issparse(graph) if given else self.start_graph == "knn"
+        self._require_memory(X, given and not on_support, on_support)
+        gram, n = self._gram(X, dense=not on_support), X.shape[0]
         knn = (neighbourhood_support(X, self.n_neighbors)
                if not given and (self.start_graph == "knn" or self.lam_ is None) else None)
         if given:
@@ -497,8 +494,8 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
             knn if knn is not None else sp.csr_matrix((n, n), dtype=X.dtype))
         scale = gram.trace / self.n_components if self.scaling == "scale-free" else 1.0
         return GraphProjectiveContext(
-            gram=gram, X=SparseOperator(X), data=X, dtype=X.dtype, start_graph=start,
-            scale_start=not given, **graph_fields(judged_on, own_knn=not given),
+            gram=gram, X=SparseOperator(X), data=X, dtype=X.dtype, scale_start=not given,
+            start_graph=support_graph(start, X.dtype, self.self_loops) if on_support else start, **graph_fields(judged_on, own_knn=not given),
             lam_scale=scale, lam=(self.lam_ or 0.0) * scale)
 
     def _fixed_lam(self):
@@ -507,30 +504,36 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
             return float(self.gamma)
         return PAPER_GAMMA if self.scaling == "paper" else None
 
-    def _gram(self, X):
+    def _gram(self, X, dense=True):
+        """``G = X Xᵀ``, stored dense when a dense ``S`` will read all of it."""
         gram = DataGram(X)
-        gram.densify()
+        if dense:
+            gram.densify()
         return gram
 
-    def _require_memory(self, X, with_start_graph):
+    def _require_memory(self, X, with_start_graph, on_support):
         n, starts = X.shape[0], 1 if self.init == "custom" else self.n_init
         choosing = self._fixed_lam() is None
         if choosing:  # the start, the learned-graph fit running and the best one so far
             starts = 1 + min(2, self.graph_led_starts)
-        count = 1 + 2 * starts + int(with_start_graph)
-        itemsize = np.dtype(X.dtype).itemsize
         held = (f"each of the {starts} fits the choice of γ holds at once" if choosing
                 else f"each of the {starts} start(s)")
-        require_memory(
-            dense_bytes(n, n, itemsize, count),
-            f"{type(self).__name__}'s {count} dense {n:,} × {n:,} {np.dtype(X.dtype).name} "
-            f"matrices (the Gram matrix{', the starting graph' if with_start_graph else ''}, "
-            f"and the learned graph S and its product with the Gram matrix for {held}; "
-            f"{format_bytes(n * n * itemsize)} each)",
-            "Cluster fewer documents (a sample or a class subset), pass float32 data, "
-            + ("give gamma (e.g. 100: one fit), " if choosing else "use n_init=1, ")
-            + "or use a model whose memory grows with the non-zeros, such as pnmf or gnmf.",
-        )
+        stored = [name for name, kept in [
+            ("the Gram matrix", self._stores_kernel or not on_support),
+            ("the starting graph", with_start_graph),
+            (f"the learned graph S and its product with the Gram matrix for {held}",
+             not on_support)] if kept]
+        count = len(stored) + (0 if on_support else 2 * starts - 1)
+        if count:  # none for S on the support of a sparse start and G through X
+            itemsize = np.dtype(X.dtype).itemsize
+            require_memory(
+                dense_bytes(n, n, itemsize, count),
+                f"{type(self).__name__}'s {count} dense {n:,} × {n:,} "
+                f"{np.dtype(X.dtype).name} matrices ({', '.join(stored)}; "
+                f"{format_bytes(n * n * itemsize)} each)",
+                "Cluster fewer documents (a sample or a class subset), pass float32 data, "
+                + ("give gamma (e.g. 100: one fit), " if choosing else "use n_init=1, ")
+                + "or use a model whose memory grows with the non-zeros, such as pnmf or gnmf.")
 
     # -- starts ---------------------------------------------------------------------------
     def _random_factors(self, ctx, rng):
@@ -550,23 +553,19 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         return state if isinstance(state, Integral) else 0
 
     def _with_graph(self, factors, ctx, rng):
-        gram = ctx.gram
-        start = ctx.start_graph
-        if start is None:
-            S = random_square(rng, gram.n, ctx.dtype)
-        else:
-            S = start.toarray() if sp.issparse(start) else start.copy()
-        if not self.self_loops:
+        gram, start = ctx.gram, ctx.start_graph
+        S = random_square(rng, gram.n, ctx.dtype) if start is None else start.copy()
+        if not (self.self_loops or sp.issparse(S)):  # a sparse start has lost its diagonal
             np.fill_diagonal(S, 0.0)
-        GS = np.empty_like(S)
+        GS = np.empty_like(S.data if sp.issparse(S) else S)
         quad = gram.product(S, GS)
         if ctx.scale_start:
-            quad = scale_graph(S, GS, quad, gram.entries, self.alpha)
+            quad = scale_graph(S, GS, quad, gram.entries_on(S), self.alpha)
         return extend(factors, GraphProjectiveFactors, S=S, GS=GS, quad=quad)
 
     # -- iteration ------------------------------------------------------------------------
     def _objective(self, factors, ctx):
-        stats = graph_statistics(factors.S, ctx.gram.entries)
+        stats = graph_statistics(factors.S, ctx.gram.entries_on(factors.S))
         return self._total(factors, ctx, stats)
 
     def _total(self, factors, ctx, stats):
@@ -586,7 +585,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         H, S, GS, gram = factors.H, factors.S, factors.GS, ctx.gram
         factors.seen = H  # the step below makes a new H
         gamma = ctx.lam
-        stats = graph_step(S, GS, gram.entries, H, gamma, self.alpha, self.beta)
+        stats = graph_step(S, GS, gram.entries_on(S), H, gamma, self.alpha, self.beta)
         factors.quad = gram.product(S, GS)  # G S of the new S: objective and next S-step
         degree, RH, GH = stats["degree"], stats["RH"], factors.GH
 
@@ -606,7 +605,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         return value + self._graph_terms(factors, ctx, stats)
 
     def _finish(self, factors, ctx):
-        self.graph_ = factors.S
+        self.graph_ = sp.csr_matrix(factors.S) if sp.issparse(factors.S) else factors.S
         return super()._finish(factors, ctx)
 
     def _keep_for_transform(self, X, embedding, factors, ctx):
