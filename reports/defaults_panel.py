@@ -144,8 +144,8 @@ def main():
         "## AGPNMF and kernel AGPNMF",
         "",
         "With γ chosen without labels (0: the clusters of LSA + k-means; 100: the learned "
-        "graph's, from random starts), on the corpora they have run on (each keeps n × n "
-        f"matrices): {learned_counts or 'none (not in this ledger)'}.",
+        "graph's, from random starts), on the corpora they have run on: "
+        f"{learned_counts or 'none (not in this ledger)'}.",
         "",
         *(learned_lines if learned_counts else []),
         "",
