@@ -390,7 +390,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     tr45 at 0.72–0.80, with NMI 0.16–0.59 to the classes against LSA + k-means' 0.33–0.69. The
     path of GNMF's rule is not run: from the clusters of LSA + k-means (given as ``H``),
     AGPNMF at γ = 100 kept them (NMI within 0.01 of the start on all eleven sets). Cost: LSA +
-    k-means and two AGPNMF fits, 2.0–2.1 × one fit on k1b and tr41 (GNMF's three starts made
+    k-means and two AGPNMF fits, 1.8–1.9 × one fit on k1b, tr41 and TDT2 (GNMF's three starts made
     it 3.4 ×; benchmarks/bench_lam_selection.py); ``gamma=100.0`` is the fixed fit.
 
     ``n_init`` defaults to 1 (a dense start keeps two n × n arrays). ``init="custom"``: ``W``
