@@ -495,7 +495,8 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         scale = gram.trace / self.n_components if self.scaling == "scale-free" else 1.0
         return GraphProjectiveContext(
             gram=gram, X=SparseOperator(X), data=X, dtype=X.dtype, scale_start=not given,
-            start_graph=support_graph(start, X.dtype, self.self_loops) if on_support else start, **graph_fields(judged_on, own_knn=not given),
+            start_graph=support_graph(start, X.dtype, self.self_loops) if on_support else start,
+            **graph_fields(judged_on, own_knn=not given),
             lam_scale=scale, lam=(self.lam_ or 0.0) * scale)
 
     def _fixed_lam(self):
