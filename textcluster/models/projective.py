@@ -424,7 +424,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     Attributes
     ----------
     components_, labels_, objective_history_, n_iter_ : as in :class:`PNMF`.
-    graph_ : (n, n) the learned ``S`` (where it starts, when γ = 0 was chosen).
+    graph_ : (n, n) the learned ``S`` (sparse from a sparse start; where it starts at γ = 0).
     lam_ : float, the γ used (0: the clusters of LSA + k-means were kept).
     lam_selection_ : dict or None, the candidates and their scores (None unless γ was chosen).
 
