@@ -88,7 +88,8 @@ class DataGram:
         self.trace = self.X.squared_norm()
         self.entries: np.ndarray | None = None
         self.blas = blas
-        self._source = sp.csr_matrix(X)
+        self._source = X
+        self._rows = X if sp.isspmatrix_csr(X) else None  # CSR rows for on_support
         self._support: tuple = ()
 
     def dot(self, B):
@@ -103,7 +104,9 @@ class DataGram:
     def on_support(self, S, out, own=False):
         """``out[p] = (G S)_ij`` for each stored entry ``p = (i, j)`` of the CSC ``S``
         (``own``: ``G_ij``)."""
-        X = self._source
+        if self._rows is None:
+            self._rows = sp.csr_matrix(self._source)
+        X = self._rows
         arguments = (X.indptr, X.indices, X.data, X.shape[1])
         _each(lambda span: _data_gram_columns(S.indptr, S.indices, S.data, own, *arguments,
                                               *span, out), _column_spans(S))
