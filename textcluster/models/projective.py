@@ -524,7 +524,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
             ("the starting graph", with_start_graph),
             (f"the learned graph S and its product with the Gram matrix for {held}",
              not on_support)] if kept]
-        count = len(stored) + (0 if on_support else 2 * starts - 1)
+        count = len(stored) + (0 if on_support else 2 * starts - 1)  # S and G S per start
         if count:  # none for S on the support of a sparse start and G through X
             itemsize = np.dtype(X.dtype).itemsize
             require_memory(
