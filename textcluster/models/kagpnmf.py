@@ -90,7 +90,7 @@ class KernelAGPNMF(AGPNMF):
                  alpha: float = 0.01, beta: float = 0.01, start_graph: str = "knn",
                  n_neighbors: int = 10, scaling: str = "scale-free", self_loops: bool = False,
                  accelerate: bool = True, max_iter: int = 100, tol: float = 0.0, n_init: int = 1,
-                 init_iter: int = 30, init: str = "random", assign: str = "kmeans",
+                 init_iter: int = 30, init: str = "random", assign: str = "cosine",
                  n_assign_init: int = 20, random_state: Seed = None) -> None:
         super().__init__(n_components, gamma=gamma, alpha=alpha, beta=beta,
                          start_graph=start_graph, n_neighbors=n_neighbors, scaling=scaling,
