@@ -437,7 +437,9 @@ def citeulike_dir(tmp_path_factory):
 def test_citeulike_view_without_labels(citeulike_dir, tmp_path):
     args = ["citeulike-t:tags", "--data-dir", citeulike_dir, "--model", "gnmf",
             "--set", "min_count=2", *FAST["gnmf"]]
-    assert "has no class labels: give the number of clusters (--k" in run_fails(*args)
+    message = run_fails(*args)
+    assert "has no class labels: give the number of clusters (--k N" in message
+    assert "--k auto" in message
     out = tmp_path / "out"
     result = run_ok(*args, "--k", 2, "--set", "graph=citations", "--out", out)
     assert "corpus citeulike-t:tags: 4 documents" in result.output

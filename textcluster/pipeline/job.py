@@ -276,7 +276,7 @@ def score(truth: np.ndarray | None, predicted: np.ndarray,
 def _n_classes(corpus: Corpus, job: Job) -> int:
     if corpus.labels is None:
         raise InvalidInputError(
-            f"corpus {job.corpus!r} has no class labels: give the number of clusters (--k, or "
-            "k in the [protocol] of a pipeline file)"
+            f"corpus {job.corpus!r} has no class labels: give the number of clusters (--k N, or "
+            "--k auto to choose it without labels; k in the [protocol] of a pipeline file)"
         )
     return int(len(np.unique(corpus.labels)))

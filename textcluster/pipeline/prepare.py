@@ -296,7 +296,8 @@ def check_k(k: int | None, rep: Representation) -> None:
     name, n_docs = rep.corpus.name, rep.X.shape[0]
     if k is None:
         raise InvalidInputError(
-            f"corpus {name!r} has no class labels: give the number of clusters with --k"
+            f"corpus {name!r} has no class labels: give the number of clusters with --k N, or "
+            "--k auto to choose it without labels"
         )
     if not 1 <= k <= n_docs:
         raise InvalidInputError(
