@@ -15,6 +15,7 @@ from textcluster.models import AGPNMF, PNMF, KernelAGPNMF, LSIKMeans
 from textcluster.models._memory import InsufficientMemoryError
 from textcluster.models import _gram
 from textcluster.models._gram import kernel_matrix, neighbourhood_support
+from textcluster.models.projective import GAMMA_PATH
 from textcluster.models.selection import MIN_STABILITY
 
 from ._planted import following_graph, linking_graph, planted_corpus
@@ -275,8 +276,10 @@ def test_agpnmf_keeps_the_clusters_of_lsa_kmeans_where_the_graph_links_the_class
     X, y = planted_corpus(n_per_class=50, noise=0.3, seed=seed)
     G = linking_graph(y)
     model = AGPNMF(3, random_state=seed, **FAST_CHOICE).fit(X, graph=G)
-    start, led = model.lam_selection_["candidates"]
+    start, fit, *path, led = model.lam_selection_["candidates"]
+    assert [c["lam"] for c in [fit, *path]] == list(GAMMA_PATH)
     assert model.lam_ == 0.0 and start["chosen"] and start["start"] == "lsa-kmeans"
+    assert not any(c["admissible"] for c in path if c["lam"] > 0)  # they smooth across
     assert not led["chosen"] and led["lam"] == 100.0
     assert len(model.objective_history_) == 1  # the start, returned as it was scored
     assert 0 < model.n_iter_ <= model.planned_iterations()
@@ -286,23 +289,35 @@ def test_agpnmf_keeps_the_clusters_of_lsa_kmeans_where_the_graph_links_the_class
     assert nmi(y, model.labels_) > nmi(y, fixed.labels_) + 0.5
 
 
-def test_agpnmf_uses_the_learned_graph_where_its_starts_agree_and_cut_fewer_edges():
+def test_agpnmf_path_follows_a_graph_that_follows_the_classes():
     X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
     model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y))
-    led = model.lam_selection_["candidates"][-1]
+    chosen = next(c for c in model.lam_selection_["candidates"] if c["chosen"])
+    assert chosen["lam"] > 0 and model.lam_ == chosen["lam"]
+    lsa = LSIKMeans(3, random_state=1).fit(X).labels_
+    assert nmi(y, model.labels_) > nmi(y, lsa) + 0.2
+
+
+def test_agpnmf_uses_the_learned_graph_where_its_starts_agree_and_cut_fewer_edges():
+    # from a dense start there is no path: the start against the learned graph
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
+    model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(
+        X, graph=following_graph(X, y).toarray())
+    start, led = model.lam_selection_["candidates"]
     assert model.lam_ == 100.0 and led["chosen"] and led["stability"] >= MIN_STABILITY
     assert len(model.objective_history_) == FAST_CHOICE["max_iter"] + 1
     lsa = LSIKMeans(3, random_state=1).fit(X).labels_
     assert nmi(y, model.labels_) > nmi(y, lsa) + 0.2
 
 
-def test_agpnmf_runs_its_two_learned_graph_fits_in_the_fitting_thread(monkeypatch):
-    # a thread beside would get one BLAS thread for the n × n × n products (OpenBLAS)
+def test_agpnmf_from_a_dense_start_runs_its_learned_graph_fits_in_the_fitting_thread(monkeypatch):
+    # from a dense start a thread beside would get one BLAS thread for the n × n × n
+    # products (OpenBLAS)
     threads, fit = [], AGPNMF._graph_led
     monkeypatch.setattr(AGPNMF, "_graph_led", lambda self, ctx: (
         threads.append(threading.current_thread()), fit(self, ctx))[1])
     X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
-    model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y))
+    model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y).toarray())
     assert threads == [threading.main_thread()]
     assert model.lam_selection_["candidates"][-1]["starts"] == 2
 

@@ -2,7 +2,7 @@
 panel (../shared/data/panel): a setting chosen without labels must not lose to the baselines
 a user would reach for, and the score must separate right from wrong assignments.
 
-Slow (about a minute): marked ``slow``; skipped with a reason when the corpora are absent.
+Slow (about a minute and a half): marked ``slow``; skipped with a reason when the corpora are absent.
 """
 
 import numpy as np
@@ -12,7 +12,7 @@ from sklearn.preprocessing import normalize
 from textcluster.assign import cluster_scores
 from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
-from textcluster.models import GNMF, LSIKMeans, NMF
+from textcluster.models import AGPNMF, GNMF, KMeansBaseline, LSIKMeans, NMF
 from textcluster.pipeline import represent
 
 from .test_selection import correctly_assigned
@@ -48,6 +48,18 @@ def test_default_gnmf_is_not_worse_than_nmf_and_lsa(panel_corpus, default_gnmf):
     ours = nmi(y, model.labels_)
     assert ours >= nmi(y, NMF(k, random_state=0).fit(X).labels_) - 0.01, name
     assert ours >= nmi(y, LSIKMeans(k, random_state=0).fit(X).labels_) - 0.02, name
+    assert model.lam_selection_["chosen"]["lam"] == model.lam_
+
+
+def test_default_agpnmf_clears_the_bar_of_the_baselines(panel_corpus):
+    # the panel's bar; choosing between LSA + k-means' clusters and the learned graph's only,
+    # AGPNMF was below it on k1b (k-means) and la2 (NMF)
+    name, X, y = panel_corpus
+    k = len(np.unique(y))
+    model = AGPNMF(k, random_state=0).fit(X)
+    baselines = [nmi(y, base(k, random_state=0).fit(X).labels_)
+                 for base in (NMF, KMeansBaseline, LSIKMeans)]
+    assert nmi(y, model.labels_) >= max(baselines[0] - 0.01, max(baselines[1:]) - 0.02), name
     assert model.lam_selection_["chosen"]["lam"] == model.lam_
 
 

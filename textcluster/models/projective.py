@@ -62,6 +62,7 @@ from .cluster_count import NComponents
 from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
 
 DEFAULT_GAMMA = 100.0  # scale-free γ of AGPNMF's learned-graph fits (see its docstring)
+GAMMA_PATH = (0.0, 0.3, 1.0, 3.0, 10.0)  # its geometry-led path from LSA + k-means
 PAPER_GAMMA = 0.01  # paper 000's γ, read unscaled
 
 
@@ -375,25 +376,20 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     start γ = 10: 0.833 / 0.477, γ = 100: 0.905 / 0.745, γ = 1000: 0.961 / 0.736: γ = 100 is
     the smaller of the two weights at which the graph leads on both corpora.
 
-    ``gamma="auto"`` (default) chooses, per corpus and without labels, between the clusters of
-    the documents' geometry and those of the learned graph, by the rule of
-    :mod:`textcluster.models.selection` (as :class:`~textcluster.models.nmf.GNMF` chooses λ):
-    the geometry's candidate is the clusters of LSA + k-means (γ = 0; :meth:`PNMF._lsa_start`,
-    with ``S`` on its start); the learned graph's is AGPNMF at γ = 100 from two random starts
+    ``gamma="auto"`` (default) chooses γ per corpus without labels by the rule of
+    :mod:`textcluster.models.selection`, as GNMF's λ. Geometry-led candidates: the clusters of
+    LSA + k-means (:meth:`PNMF._lsa_start`, ``S`` on its start), then the path γ = 0, 0.3, 1,
+    3, 10 warm-started from them (50, then 20 iterations; at γ = 10 and 100 CLUTO tr31 and
+    la2 kept their clusters). The learned graph's: γ = 100 from two random starts
     (``max_iter`` iterations each), chosen only where they find the same clusters (NMI ≥ 0.9),
-    within 5 % as coherent on the tf-idf rows and cutting fewer of the documents'
-    next-nearest-neighbour edges (those beyond the kNN support). Why: from random starts
-    AGPNMF's learned graph either finds the topics or locks on arbitrary clusters, and only
-    reproducibility tells which. Measured with one seed: three starts agreed at NMI 1.00 on the
-    TDT2 draws above (NMI 1.00 to the classes) and at 0.64–0.67 on Reuters; on CLUTO tr11, tr12,
-    tr23, re0 and tr45 at 0.72–0.80, NMI 0.16–0.59 to the classes against LSA + k-means'
-    0.33–0.69. The path of GNMF's rule is not run: from the clusters of LSA + k-means (given as
-    ``H``), AGPNMF at γ = 100 kept them (NMI within 0.01 of the start on all eleven sets). Cost:
-    LSA + k-means and two AGPNMF fits, 1.85–1.9 × one fit on k1b, tr41 and TDT2
-    (benchmarks/bench_lam_selection.py); ``gamma=100.0`` is the fixed fit. Clusters are read by
-    cosine on ``H``'s unit rows (``assign="cosine"``, as the other factorizations; ``"kmeans"``:
-    the papers' k-means on raw rows): panel mean NMI 52.5 against 52.0 (kernel AGPNMF 51.8 /
-    51.2), TDT2 87.7 against 73.3 (γ = 100 on every seed), k1b 56.9 against 65.9.
+    within 5 % as coherent and cutting fewer next-nearest-neighbour edges; from random starts
+    the learned graph finds the topics on TDT2 but locks on arbitrary clusters on the CLUTO
+    sets (starts agreeing at 0.72–0.80), and only reproducibility tells which. No path from a
+    dense start (``lam_path``). On the panel (reports/defaults_panel) the path clears the bar
+    on k1b, la2 and tr31 (66.4, 51.5, 36.9; the start alone 56.9, 46.3, 34.5), not on hitech
+    (23.0 against 23.6), and loses 3–4 points on Classic4 and DBpedia; TDT2 87.7 (γ = 100 on
+    every seed). Cost: 2.5–3.1 × one fit. Clusters are read by cosine on ``H``'s unit rows
+    (``assign="cosine"``; ``"kmeans"``: the papers' k-means on raw rows).
 
     ``n_init`` defaults to 1 (a dense start keeps two n × n arrays). ``init="custom"``: ``W``
     (n × k) is the starting ``H``, ``H`` (k × m) is not used; ``graph`` passed to ``fit``
@@ -444,7 +440,10 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     uses_document_graph = True  # the start graph S0 (or the kNN support)
     _state_attributes = (PNMF._state_attributes + ("symmetric_graph_", "lam_")
                          + ATTACHMENT_STATE)
-    lam_path = ()  # the geometry's candidate is the start alone (see Defaults)
+    @property
+    def lam_path(self):
+        """The geometry-led path, from a sparse start (from a dense one an update costs n³)."""
+        return GAMMA_PATH if getattr(self, "_sparse_start", self.start_graph == "knn") else ()
     graph_led_lam = DEFAULT_GAMMA
     graph_led_starts = 2  # each start is a whole fit: the choice stays within 3 fits
     _stores_kernel = False  # a dense kernel in place of G (KernelAGPNMF)
@@ -482,7 +481,8 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         given = graph is not None
         self.lam_ = self._fixed_lam()
         self.lam_selection_ = None
-        on_support = sp.issparse(graph) if given else self.start_graph == "knn"
+        on_support = self._sparse_start = (sp.issparse(graph) if given
+                                           else self.start_graph == "knn")
         self._require_memory(X, given and not on_support, on_support)
         gram, n = self._gram(X, dense=not on_support), X.shape[0]
         knn = (neighbourhood_support(X, self.n_neighbors)

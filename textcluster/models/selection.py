@@ -41,8 +41,8 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    still *coherent* and cuts fewer held-out edges: three random starts must find the same
    clusters (mean pairwise NMI ≥ ``MIN_STABILITY`` = 0.9, the stability test of Lange et al.
    2004 over restarts; the third start is skipped when the first two agree below 0.7, as
-   the mean could not reach 0.9; AGPNMF, which has no path to share the cost with, runs
-   two: three made its choice 3.4 times one fit), and its cohesion must be within
+   the mean could not reach 0.9; AGPNMF, each of whose starts is a whole fit, runs two),
+   and its cohesion must be within
    ``GRAPH_LED_TOLERANCE`` (5 %) of the best. On TDT2, whose kNN graph nearly separates the
    topics, the starts agree at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to
    the classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the
@@ -56,7 +56,7 @@ graph-led fits, k-means on each candidate and the held-out neighbours (an exact 
 most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
 graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`;
 without a path, in the fitting thread). End to end: 1.4–1.7 times one fixed-λ GNMF run,
-2.0–2.1 times one AGPNMF fit (benchmarks/bench_lam_selection.py).
+2.5–3.1 times one AGPNMF fit (its path and two whole fits; benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
 """
@@ -221,9 +221,9 @@ class SelectsGraphStrength:
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
             return super()._fit_factors(ctx, W, H)
-        # the graph-led fits go beside a path; without one (AGPNMF) in this thread: OpenBLAS
-        # keeps a thread beside to one BLAS thread, which their n × n products need two of
-        # (AGPNMF's two fits on k1b: 36 s beside, 21 s here)
+        # the graph-led fits go beside a path; without one (AGPNMF or kernel AGPNMF from a
+        # dense start, kernel AGPNMF) in this thread: OpenBLAS keeps a thread beside to one
+        # BLAS thread, which their n × n products need two of (k1b: 36 s beside, 21 s here)
         led_side = self._beside() if self.lam_path else InThisThread()
         with loop_threads(), self._beside() as scorer, led_side as led_fits:
             unit_rows = normalize(ctx.data)
