@@ -20,7 +20,7 @@ comes from exploiting the sparsity of ``X`` rather than from associativity.
 Data: the raw Reuters-21578 single-label corpus (9,494 documents) or TDT2, tf-idf as
 ``textcluster.pipeline.prepare.represent`` makes it; subsets of ``--sizes`` documents drawn at random
 (seed 0) from the whole corpus. Timing: every contender runs one iteration from the same
-start per sample, the order rotated between repeats (interleaved); medians are reported.
+start per sample, in a new order every repeat (interleaved); medians are reported.
 Memory: each contender runs once more (precomputation and one iteration) in a child process
 that loads the same subset; it reports the peak of the memory it allocated (tracemalloc, which
 sees every NumPy and SciPy array; S is counted for every contender) and the process' peak

@@ -19,8 +19,8 @@ Each sample records the wall time of the whole batch and, from the ledger, the s
 the first job's start to the last job's end (start-up excluded) and the mean time of a job
 (``s/job``: a pool-1 job has both cores' threads, a pool-2 job one). Throughput = jobs per
 minute.
-Repeats are interleaved and the order of the contenders rotates from repeat to repeat, so they
-share the machine's noise. Reported: medians, spreads, and the ratio of the median throughputs
+Repeats are interleaved, the contenders in a new order every repeat, so they share the
+machine's noise. Reported: medians, spreads, and the ratio of the median throughputs
 pool-2 / pool-1 (target: at least 1.8 on two idle cores), plus the median of the per-repeat
 (paired) ratios.
 

@@ -10,8 +10,8 @@ the KMeans fit alone and for load + represent + KMeans fit (the like-for-like pi
 
 Data: full TDT2 (Deng Cai's top-30 file, 9394 documents), ``k = 30`` by default.
 
-Repeats are interleaved: every repeat runs both contenders once, in an order rotated from one
-repeat to the next. Reported: medians, min and max, the ratios of the medians and the NMI of
+Repeats are interleaved: every repeat runs both contenders once, in a new order every
+repeat. Reported: medians, min and max, the ratios of the medians and the NMI of
 each run.
 
 Output: a plain-text table on stdout; ``--json PATH`` also writes all samples, the stage
@@ -71,7 +71,7 @@ def end_to_end_benchmark(args, data_dir, log):
         "nmi": {"gnmf": [run["nmi"] for run in gnmf],
                 "kmeans": [run["nmi"] for run in kmeans if run["nmi"] is not None]},
         "method": "textcluster.run('tdt2','gnmf') wall time vs KMeans(n_clusters=k, n_init=10); "
-                  "interleaved, order rotated per repeat",
+                  "interleaved, new order every repeat",
     }
 
 

@@ -34,9 +34,8 @@ random init, the initial and final error computations). With ``tol=0`` scikit-le
 no objective inside the loop, so its per-iteration figure does NOT include an objective
 evaluation while GNMF's does; ``bench_gnmf_profile.py`` shows what the objective costs GNMF.
 
-Repeats are interleaved: every repeat measures each contender once, and the order of the
-contenders is rotated from one repeat to the next so that all of them share the machine's
-noise. Reported: the median over repeats, min/max and the inter-quartile range, the ratio of
+Repeats are interleaved: every repeat measures each contender once, in a new seeded order
+(``_common.interleaved``), so that all of them share the machine's noise. Reported: the median over repeats, min/max and the inter-quartile range, the ratio of
 medians GNMF / scikit-learn, and the median of the per-repeat (paired) ratios.
 
 Output: a plain-text table on stdout; ``--json PATH`` also writes all samples, medians,
@@ -153,7 +152,7 @@ def iteration_benchmark(args, X, log):
                     "fresh random factors per repeat; objective included",
             "sklearn": f"(t(max_iter={skl.n2}) - t(max_iter={skl.n1})) / {skl.n2 - skl.n1} "
                        "of fit_transform, tol=0, init='random'; no objective in the loop",
-            "interleaving": "each repeat measures every contender once, order rotated",
+            "interleaving": "each repeat measures every contender once, in a new seeded order",
         },
         "iters_per_sample": args.iters,
         "repeats": args.repeats,

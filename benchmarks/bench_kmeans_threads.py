@@ -14,7 +14,7 @@ as the document factor their choice of λ clusters 15 times). k = 30. Rows:
 | `run-rule`, `run-default` | ``textcluster.run("tdt2", "gnmf")``, with textcluster's rule / every k-means in scikit-learn's threads (``--runs``) |
 
 "busy": a child process spins on one core while the rows are timed (``--no-busy``: idle only).
-Repeats interleaved, order rotated; medians; ratios one thread / default (and rule / default).
+Repeats interleaved, in a new order every repeat; medians; ratios one thread / default (and rule / default).
 
     python benchmarks/bench_kmeans_threads.py --json benchmarks/results/kmeans_threads.json
 """

@@ -1,6 +1,6 @@
 """Preprocessing throughput: documents per second of ``count_terms`` (tokenize + count).
 
-Contenders, on the same texts in the same process, interleaved and rotated between repeats,
+Contenders, on the same texts in the same process, interleaved in a new order every repeat,
 each with a fresh Analyzer (an empty memo of pieces):
 
 * ``today``: spaCy's tokenizer on every whole text in one process (``Analyzer.reference``,

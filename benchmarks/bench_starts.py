@@ -11,7 +11,7 @@ papers' protocol (ten random starts of 30 iterations, the best continued to 100;
 | `nmf-1`, `nmf-2` | ``NMF(k)``, starts one / two at a time |
 | `kmeans` | ``KMeans(k, n_init=10)`` on the same rows (scikit-learn's threads), for scale |
 
-Repeats interleaved, order rotated; medians; ratios two at a time / one at a time. Each
+Repeats interleaved, in a new order every repeat; medians; ratios two at a time / one at a time. Each
 fit's labels and objective history must be the same both ways (checked every repeat).
 
     python benchmarks/bench_starts.py --json benchmarks/results/starts.json

@@ -9,6 +9,7 @@ from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
 from textcluster.models import GNMF, NMF
+from textcluster.models import _linalg as linalg
 from textcluster.models._linalg import (SparseOperator, column_major, graph_products,
                                         unit_columns)
 from textcluster.models.nmf import (normal_floor, unit_basis_step, update_basis,
@@ -239,55 +240,81 @@ def test_ncw_weighting_runs_and_keeps_shapes():
     assert V.shape == (X.shape[0], 3) and np.all(np.isfinite(V))
 
 
-def test_unit_basis_step_is_the_best_unit_column_and_keeps_unit_norms():
+@pytest.mark.parametrize("seed", range(20))
+def test_unit_basis_step_never_increases_the_objective_and_keeps_unit_norms(seed):
+    rng = np.random.default_rng(seed)
+    X = sp.random(60, 40, density=0.3, random_state=seed, format="csr")
+    k = (1, 4, 13)[seed % 3]
+    V = rng.random((60, k)) ** (1 + seed % 4)  # from overlapping to nearly disjoint columns
+    U = rng.random((40, k))
+    U /= np.linalg.norm(U, axis=0)
+    for _ in range(5):
+        before = dense_objective(X, V, U)
+        unit_basis_step(U, X.T @ V, V.T @ V)
+        np.testing.assert_allclose(np.linalg.norm(U, axis=0), 1.0)
+        assert np.all(U >= 0)
+        assert dense_objective(X, V, U) <= before * (1 + 1e-12)
+
+
+def test_unit_basis_step_is_the_best_unit_column_where_the_documents_columns_do_not_overlap():
+    # VᵀV diagonal: the step is exact, each column optimal given the others
     rng = np.random.default_rng(3)
     X = sp.random(60, 40, density=0.3, random_state=3, format="csr")
-    V = rng.random((60, 4))
+    V = np.zeros((60, 4))
+    V[np.arange(60), np.arange(60) % 4] = rng.random(60) + 0.1
     U = rng.random((40, 4))
     U /= np.linalg.norm(U, axis=0)
-    before = dense_objective(X, V, U)
     unit_basis_step(U, X.T @ V, V.T @ V)
-    np.testing.assert_allclose(np.linalg.norm(U, axis=0), 1.0)
-    assert dense_objective(X, V, U) <= before
-    # the last column is optimal given the others: no random unit non-negative column is better
     best = dense_objective(X, V, U)
     for _ in range(200):
         trial = U.copy()
         column = rng.random(40) ** 3
-        trial[:, 3] = column / np.linalg.norm(column)
+        trial[:, rng.integers(4)] = column / np.linalg.norm(column)
         assert dense_objective(X, V, trial) >= best - 1e-9
 
 
-def column_by_column(U, XtV, VtV):
-    """The unit-basis sweep as written: each column's residual from all of the current U."""
-    U = U.astype(np.float64)
-    for c in range(U.shape[1]):
-        r = XtV[:, c] - U @ VtV[:, c] + VtV[c, c] * U[:, c]
-        r = np.maximum(r, 0)
-        if np.linalg.norm(r) > 0:
-            U[:, c] = r / np.linalg.norm(r)
+def in_blocks(U, XtV, VtV, blocks):
+    """The unit-basis step as written: each block of columns in turn set to ``[g]₊`` scaled to
+    unit columns, ``g = XᵀV_b − U (VᵀV)_{:,b} + U_b diag(d_b)`` from the current ``U``."""
+    U, block = U.copy(), -(-U.shape[1] // blocks)
+    for start in range(0, U.shape[1], block):
+        b = slice(start, start + block)
+        g = XtV[:, b] - U @ VtV[:, b] + U[:, b] * VtV[b, b].sum(axis=0)
+        g = np.maximum(g, 0)
+        norms = np.linalg.norm(g, axis=0)
+        U[:, b] = np.where(norms > 0, g / np.where(norms > 0, norms, 1), U[:, b])
     return U
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [1, 3, 4, 5, 9])
-@pytest.mark.parametrize("block", [1, 2, 4])
-def test_unit_columns_is_the_column_by_column_sweep(dtype, k, block):
+@pytest.mark.parametrize("rows_per_chunk", [7, 8192])
+@pytest.mark.parametrize("blocks", [1, 2, linalg.UNIT_BLOCKS])
+def test_unit_columns_is_the_step_as_written_whatever_the_threads(monkeypatch, dtype, k,
+                                                                  rows_per_chunk, blocks):
+    monkeypatch.setattr(linalg, "ROWWISE_ROWS", rows_per_chunk)
     rng = np.random.default_rng(k)
     X = sp.random(50, 70, density=0.2, random_state=k, format="csr")
     V = rng.random((50, k))
     U = rng.random((70, k))
     U /= np.linalg.norm(U, axis=0)
     XtV, VtV = X.T @ V, V.T @ V
-    XtV[:, 0] = -1.0  # a column without a positive residual is kept
-    expected = column_by_column(U, XtV, VtV)
-    got = U.astype(dtype)
-    gram = unit_columns(got, XtV.astype(dtype), VtV.astype(dtype), block=block)
-    assert got.dtype == gram.dtype == dtype
-    np.testing.assert_array_equal(gram, got.T @ got)  # the new UᵀU
-    tolerance = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(got, expected, atol=tolerance)
-    np.testing.assert_array_equal(got[:, 0], U[:, 0].astype(dtype))
+    XtV[:, 0] = -1e3  # a column without a positive entry is kept
+    expected = in_blocks(U, XtV, VtV, blocks)
+    results = []
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
+        got = U.astype(dtype)
+        gram = unit_columns(got, XtV.astype(dtype), VtV.astype(dtype), blocks)
+        assert got.dtype == gram.dtype == dtype
+        tolerance = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(gram, got.T @ got, atol=tolerance)  # the new UᵀU
+        np.testing.assert_allclose(got, expected, atol=tolerance)
+        np.testing.assert_array_equal(got[:, 0], U[:, 0].astype(dtype))
+        results.append((got, gram))
+    for got, gram in results[1:]:  # the same sums in the same order
+        np.testing.assert_array_equal(got, results[0][0])
+        np.testing.assert_array_equal(gram, results[0][1])
 
 
 def test_unit_basis_keeps_the_document_factor_normal():

@@ -10,7 +10,7 @@ small dense solver of the unit-column step of GNMF and ANMF (a separable quadrat
 non-negative unit sphere). :func:`locality_order` is the document order a large graph model
 fits in: neighbours in the graph near one another in memory. :func:`graph_products` is the
 graph term of every graph model, one compiled pass over the graph's edges; :func:`unit_columns`
-the unit-basis step of GNMF, compiled.
+the unit-basis step of GNMF, a pass over the rows per block of columns.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ ROWWISE_ROWS = 8192
 # entries (rows × n) of one block of sparse X Xᵀ before it is written into the dense result
 _BLOCK_BUDGET = 2**23
 _MKL_DTYPES = (np.float32, np.float64)  # MKL's sparse products: the data and the factor alike
-# basis columns of a unit-basis sweep whose changes reach the later columns in one product
-# (benchmarks/bench_unit_columns.py, TDT2 36,093 × 30 basis: 8 and 10 the fastest of 2-30)
-UNIT_COLUMN_BLOCK = 8
+# blocks of basis columns a unit-basis step moves in turn: each block's columns move together
+# on a bound that is looser the more columns it couples (one block lost NMI on the defaults
+# panel; see unit_basis_step), and each block is one more pass over the rows
+UNIT_BLOCKS = 4
 
 
 class SparseOperator:
@@ -254,58 +255,61 @@ def sphere_quadratic(b, a, steps=60):
     return u / np.linalg.norm(u)
 
 
-def unit_columns(U, XtV, VtV, block: int = UNIT_COLUMN_BLOCK) -> np.ndarray:
-    """Each column of the basis ``U`` (m × k, in place) in turn set to ``[r_c]₊ / ‖[r_c]₊‖``,
-    ``r_c = (XᵀV)_c − Σ_{j≠c} u_j (VᵀV)_jc`` with the columns before it already updated (a
-    column without a positive entry is kept): the sweep of
-    :func:`~textcluster.models.nmf.unit_basis_step`. ``XtV`` is not changed. Returns the new
-    ``UᵀU``.
+def unit_columns(U, XtV, VtV, blocks: int = UNIT_BLOCKS) -> np.ndarray:
+    """The basis step of :func:`~textcluster.models.nmf.unit_basis_step` on ``U`` (m × k, in
+    place), in ``blocks`` blocks of columns: the columns ``b`` of a block are set together to
+    ``[g_b]₊ / ‖[g_b]₊‖`` with ``g_b = (XᵀV)_b − U (VᵀV)_{:,b} + U_b diag(d_b)``, ``d_c`` the
+    sum of ``(VᵀV)_jc`` over the block's columns j, from ``U`` with the blocks before already
+    moved (a column whose ``g_c`` has no positive entry is kept). ``XtV`` is overwritten.
+    Returns the new ``UᵀU``.
 
-    Computed as written, each column reads all of ``U`` (``U @ VᵀV[:, c]``, a matrix-vector
-    product): k passes over it. Here the columns go in blocks of ``block``: one matrix product
-    gives a block's residuals from the current ``U``, and within the block each column's
-    residual takes in the changes of the columns before it; each column is then one compiled
-    pass over a column-major copy (residual, clipped, its norm, the new column and its
-    change). All in one thread: each column pass needs the norm of the one before, and the
-    copies and block products (under a millisecond each on TDT2's 36,093 × 30 basis) took
-    longer split over two cores than in one (9.4 against 7.2 ms a sweep, ``UᵀU``
-    included, two idle cores). The same sweep to rounding (sums in the dtype of ``U``, the norm
-    in float64); ``benchmarks/bench_unit_columns.py`` times it against NumPy column by
-    column."""
-    m, k = U.shape
-    Ut, Rt = column_major(U).T, column_major(XtV).T  # rows are columns
+    ``g_b`` is row by row, so each block is one pass over the rows, in chunks of
+    ``ROWWISE_ROWS`` over the package's threads (a product with a k × |b| matrix and one
+    compiled pass that clips ``g_b`` into ``U``); the norms are known only after the pass, so
+    ``U`` holds the moved columns unscaled and the later blocks' matrices take the scales in.
+    A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their order, so the
+    result does not depend on the number of threads."""
+    G = VtV.astype(np.float64)
+    k = U.shape[1]
+    block = -(-k // blocks)
+    scale = np.ones(k)  # U's column c is scale[c] × the stored one
+    chunks = [(a, min(a + ROWWISE_ROWS, U.shape[0]))
+              for a in range(0, U.shape[0], ROWWISE_ROWS)]
+    groups = [chunks[i::n_threads()] for i in range(min(n_threads(), len(chunks)))]
+
+    def in_chunks(work):
+        done = dict(pair for group in _each(
+            lambda group: [(chunk, work(*chunk)) for chunk in group], groups) for pair in group)
+        return np.sum([done[chunk] for chunk in chunks], axis=0)
+
     for start in range(0, k, block):
-        stop = min(start + block, k)
-        residuals = Rt[start:stop] - VtV[start:stop] @ Ut
-        _unit_column_block(Ut, residuals.astype(Ut.dtype, copy=False), VtV, start)
-    U[...] = Ut.T
-    return U.T @ U
+        b = slice(start, min(start + block, k))
+        gap = -G[:, b]  # U_b diag(d_b) − U (VᵀV)_{:,b}, its majorized curvature inside the block
+        gap[b] += np.diag(G[b, b].sum(axis=0))
+        gap = (scale[:, None] * gap).astype(U.dtype)
+        squares = in_chunks(lambda s, e: _clip_block(U[s:e], U[s:e] @ gap, XtV[s:e], start))
+        kept = squares == 0  # back to the column before the step (XtV holds it)
+        if kept.any():
+            U[:, b][:, kept] = XtV[:, b][:, kept]
+        scale[b] = np.where(kept, 1.0, 1.0 / np.sqrt(np.where(kept, 1.0, squares)))
+    factors = scale.astype(U.dtype)
+
+    def scaled(s, e):
+        U[s:e] *= factors
+        return U[s:e].T @ U[s:e]
+
+    return in_chunks(scaled).astype(U.dtype)
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
-def _unit_column_block(Ut, residuals, G, start):
-    """Columns ``start:start + len(residuals)`` of :func:`unit_columns` (rows of the
-    transposed ``Ut``, in place), from their residuals against ``Ut`` as the block began."""
-    size, m = residuals.shape
-    change = np.zeros((size, m), dtype=Ut.dtype)
-    for b in range(size):
-        c = start + b
-        r, u = residuals[b], Ut[c]
-        own = Ut.dtype.type(G[c, c])
-        for i in range(m):
-            r[i] += own * u[i]
-        for a in range(b):
-            weight = Ut.dtype.type(G[start + a, c])
-            for i in range(m):
-                r[i] -= weight * change[a, i]
-        total = 0.0
-        for i in range(m):
-            value = max(r[i], 0.0)
-            r[i] = value
-            total += np.float64(value) * value
-        if total > 0.0:
-            scale = Ut.dtype.type(1.0 / np.sqrt(total))
-            for i in range(m):
-                new = r[i] * scale
-                change[b, i] = new - u[i]
-                u[i] = new
+@numba.njit(nogil=True, cache=True)
+def _clip_block(U, g, XtV, start):
+    """Columns ``start:start + g.shape[1]`` of ``U`` set to ``[g + XtV]₊`` (the same columns of
+    ``XtV`` to ``U``'s before); returns their squared norms (float64)."""
+    squares = np.zeros(g.shape[1])
+    for i in range(g.shape[0]):
+        for c in range(g.shape[1]):
+            value = max(g[i, c] + XtV[i, start + c], 0.0)
+            XtV[i, start + c] = U[i, start + c]
+            U[i, start + c] = value
+            squares[c] += np.float64(value) * value
+    return squares

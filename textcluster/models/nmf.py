@@ -106,14 +106,10 @@ def normal_floor(V):
     dtype (2⁻⁶³ ≈ 1.1·10⁻¹⁹ in float32), so that an entry at the floor, and the product of two
     of them, is still a normal number.
 
-    In exact arithmetic a multiplicative update never reaches zero; in floating point an entry
-    it keeps shrinking passes through the subnormal numbers, on which every product the entry
-    enters runs many times slower (so does a product of a tiny entry with a weight below 1),
-    and then sticks at 0, where no later update can move it even when a stronger graph term
-    would. Along GNMF's λ path on TDT2 (float32) up to 4 % of ``V`` was subnormal and the
-    path's median iteration took 26.7 ms instead of 18.6 with the floor (the whole default fit
-    19.1 → 16.4 s, the same λ and NMI). The floor is 10¹⁷ times below the entries' scale
-    (unit tf-idf rows), far below float32's resolution of any sum it enters. The papers'
+    Without it an entry the update keeps shrinking passes through the subnormal numbers, which
+    slow every product it enters (GNMF's λ path on TDT2: up to 4 % of ``V``, the median
+    iteration 26.7 ms instead of 18.6), and then sticks at 0, where no stronger graph term can
+    move it. The floor is 10¹⁷ times below the entries' scale (unit tf-idf rows). The papers'
     scalings keep their exact updates, so the reproductions stay as they were."""
     return float(np.sqrt(np.finfo(V.dtype).tiny))
 
@@ -122,27 +118,31 @@ UNIT_NORM_TOLERANCE = 1e-4  # a unit column in float32, with room for its roundi
 
 
 def unit_basis_step(U, XtV, VtV, term_graph=None):
-    """Each basis column in turn set to the best fit on the non-negative unit sphere.
+    """The basis columns moved on the non-negative unit sphere; the objective never increases.
 
-    With ``‖u_k‖ = 1`` held fixed, ``‖X − V Uᵀ‖²`` as a function of ``u_k`` alone is
-    ``const − 2 u_kᵀ r_k`` with ``r_k = Xᵀv_k − Σ_{j≠k} u_j (VᵀV)_jk``, minimized over the
-    non-negative unit sphere by ``u_k = [r_k]₊ / ‖[r_k]₊‖`` (an exact block step of
-    hierarchical ALS, Cichocki & Phan 2009, with the column norm fixed instead of free). A
-    column whose ``r_k`` has no positive entry is kept. Each step is exact, so the objective
-    never increases; the columns stay unit-norm, which fixes the scale that a graph term on V
-    would otherwise shrink towards zero (see :class:`GNMF`). ``XtV = XᵀV`` may be overwritten.
+    With unit columns ``‖X − V Uᵀ‖² = ‖X‖² − 2 tr(UᵀXᵀV) + tr(U G Uᵀ)``, ``G = VᵀV ≥ 0``. The
+    columns go in a few blocks (:data:`~textcluster.models._linalg.UNIT_BLOCKS`), each given
+    the others: for a block b, ``diag(d) − G_bb``, ``d_c = Σ_{j∈b} G_jc``, is diagonally
+    dominant, so the block's ``tr(U_b G_bb U_bᵀ)`` lies below its expansion at the current
+    ``U₀`` with curvature ``diag(d)``: on unit columns ``const − 2 Σ_c u_cᵀ g_c``,
+    ``g_b = (XᵀV)_b − U₀ G_{:,b} + U₀_b diag(d)``, minimized on the non-negative unit sphere by
+    ``u_c = [g_c]₊ / ‖[g_c]₊‖`` (a column whose ``g_c`` has no positive entry is kept). A
+    majorization step: the objective never increases, and the unit columns fix the scale that
+    a graph term on V would otherwise shrink towards zero (see :class:`GNMF`). With one column
+    a block it is hierarchical ALS on the sphere (Cichocki & Phan 2009, the column norm fixed),
+    exact but k dependent passes over the rows; with all columns in one block the bound is
+    looser the more the columns of V overlap (from LSA + k-means on Reuters, k = 66, the
+    objective after 10 iterations 7915 against the column sweep's 7885, and on the defaults
+    panel other λ chosen: CLUTO k1b NMI 0.67 against 0.74). A few blocks keep the sweep's
+    progress in a few passes on every core (:func:`~textcluster.models._linalg.unit_columns`;
+    ``XtV = XᵀV`` is overwritten).
 
-    ``term_graph = (μ, W̃, d̃)`` adds ANMF's ``μ tr(Uᵀ L̃ U)``, ``L̃ = D̃ − W̃``: on the sphere
-    ``uᵀL̃u = 2uᵀD̃u − uᵀ(D̃ + W̃)u``, and the convex ``uᵀ(D̃ + W̃)u`` lies above its tangent at
-    the current column u₀, so ``−2uᵀ(r + μ(D̃ + W̃)u₀) + 2μ uᵀD̃u`` majorizes the column's
-    objective; its minimizer on the non-negative unit sphere is
-    :func:`~textcluster.models._linalg.sphere_quadratic`'s. It is kept where it lowers the
-    majorizer, so the objective never increases.
-
-    Without a term graph the sweep is :func:`~textcluster.models._linalg.unit_columns`
-    (compiled, the columns' changes passed on in blocks). With one, the steps read and write
-    whole columns: they run on column-major copies (a column of a row-major m × k array is
-    strided over all of it)."""
+    ``term_graph = (μ, W̃, d̃)`` adds ANMF's ``μ tr(Uᵀ L̃ U)``, ``L̃ = D̃ − W̃``, column after
+    column (on column-major copies): with ``r_k = Xᵀv_k − Σ_{j≠k} u_j G_jk``, on the sphere
+    ``uᵀL̃u = 2uᵀD̃u − uᵀ(D̃ + W̃)u``; the convex ``uᵀ(D̃ + W̃)u`` lies above its tangent at the
+    current u₀, so ``−2uᵀ(r + μ(D̃ + W̃)u₀) + 2μ uᵀD̃u`` majorizes the column's objective; its
+    minimizer on the non-negative unit sphere (:func:`sphere_quadratic`) is kept
+    where it lowers the majorizer."""
     if term_graph is None:
         unit_columns(U, XtV, VtV)
         return
@@ -174,7 +174,7 @@ def multiplicative_step(X, U, V, lam=0.0, W=None, degree=None, VtV=None, WV=None
                         unit_basis=False, floor=0.0):
     """One U-update, then one V-update (λ, graph ``W`` and ``degree`` for GNMF), in place.
 
-    The U-update is Lee & Seung's, or with ``unit_basis`` the exact unit-column step
+    The U-update is Lee & Seung's, or with ``unit_basis`` the unit-column step
     (:func:`unit_basis_step`); the V-update is floored at ``floor`` when given. Each
     multiplicative update is applied block by block in the thread that computed that block of
     its sparse product (``XᵀV``, then ``XU``), so the elementwise work runs on every core while
@@ -390,8 +390,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     from norm 1 to 106 in 300 iterations, the graph's real weight falling 10⁴-fold). What λ
     does then depends on the start and on the number of iterations.
 
-    * ``"unit-basis"`` (default) holds the basis columns at unit L2 norm: the U-update is the
-      exact block step on the non-negative unit sphere (:func:`unit_basis_step`), so the
+    * ``"unit-basis"`` (default) holds the basis columns at unit L2 norm: the U-update is a
+      majorization step on the non-negative unit sphere (:func:`unit_basis_step`), so the
       objective never increases, has a minimizer, and λ a meaning. With unit basis columns the
       V-subproblem has curvature about 1 per factor; λ is divided by the graph's mean degree d̄,
       so the graph term acts as a low-pass filter on the factor with response
