@@ -263,11 +263,11 @@ def unit_columns(U, XtV, VtV, blocks: int = UNIT_BLOCKS) -> np.ndarray:
     moved (a column whose ``g_c`` has no positive entry is kept). ``XtV`` is overwritten.
     Returns the new ``UᵀU``.
 
-    ``g_b`` is row by row, so each block is one pass over the rows, in chunks of
-    ``ROWWISE_ROWS`` over the package's threads (a product with a k × |b| matrix and one
-    compiled pass that clips ``g_b`` into ``U``); the norms are known only after the pass, so
-    ``U`` holds the moved columns unscaled and the later blocks' matrices take the scales in.
-    A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their order, so the
+    A row of ``g_b`` needs only the same row of ``U``, so each block is one pass over the rows,
+    in chunks of ``ROWWISE_ROWS`` over the package's threads (a product with a k × |b| matrix
+    and one compiled pass that clips ``g_b`` into ``U``); the norms are known only after the
+    pass, so ``U`` holds the moved columns unscaled and the later blocks' matrices take the
+    scales in. A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their order, so the
     result does not depend on the number of threads."""
     G = VtV.astype(np.float64)
     k = U.shape[1]
