@@ -427,7 +427,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     profile (DBpedia: NMI 0.09 at the previous default λ = 10⁸). Cost: 230 path iterations,
     3 × ``max_iter`` for the graph-led fits (2 × when the first two starts disagree) and 15
     k-means runs on the factor, against ``n_init × init_iter + max_iter − init_iter`` = 370
-    iterations for a fixed λ; end to end 1.4–1.7 times a fixed-λ run (TDT2, la1, AG News,
+    iterations for a fixed λ; end to end 1.3–2.1 times a fixed-λ run (TDT2, la1, AG News,
     Reuters; bench_lam_selection).
 
     The graph check. ``graph_check=True`` (default) first verifies that the graph agrees with
