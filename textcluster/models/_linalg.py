@@ -163,11 +163,13 @@ def column_major(A: np.ndarray, rows: int = 256) -> np.ndarray:
     return out.T
 
 
-def _each(work, items) -> list:
-    """``[work(item) for item in items]``, in the package's threads when there are several."""
-    if len(items) < 2:
+def _each(work, items, workers: int | None = None) -> list:
+    """``[work(item) for item in items]`` in their order, in at most ``workers`` threads (one
+    per item by default) when there are several."""
+    workers = min(len(items), workers or len(items))
+    if workers < 2:
         return [work(item) for item in items]
-    return list(thread_pool(len(items)).map(work, items))
+    return list(thread_pool(workers).map(work, items))
 
 
 def _transpose_rows(out, A, start, stop, rows=256):
@@ -267,20 +269,17 @@ def unit_columns(U, XtV, VtV, blocks: int = UNIT_BLOCKS) -> np.ndarray:
     in chunks of ``ROWWISE_ROWS`` over the package's threads (a product with a k × |b| matrix
     and one compiled pass that clips ``g_b`` into ``U``); the norms are known only after the
     pass, so ``U`` holds the moved columns unscaled and the later blocks' matrices take the
-    scales in. A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their order, so the
-    result does not depend on the number of threads."""
+    scales in. A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their
+    order, so the result does not depend on the number of threads."""
     G = VtV.astype(np.float64)
     k = U.shape[1]
     block = -(-k // blocks)
     scale = np.ones(k)  # U's column c is scale[c] × the stored one
     chunks = [(a, min(a + ROWWISE_ROWS, U.shape[0]))
               for a in range(0, U.shape[0], ROWWISE_ROWS)]
-    groups = [chunks[i::n_threads()] for i in range(min(n_threads(), len(chunks)))]
 
     def in_chunks(work):
-        done = dict(pair for group in _each(
-            lambda group: [(chunk, work(*chunk)) for chunk in group], groups) for pair in group)
-        return np.sum([done[chunk] for chunk in chunks], axis=0)
+        return np.sum(_each(lambda chunk: work(*chunk), chunks, n_threads()), axis=0)
 
     for start in range(0, k, block):
         b = slice(start, min(start + block, k))
