@@ -1,9 +1,12 @@
 """Threads for the hot loops (SciPy's sparse products release the GIL) and for k-means."""
 
 import os
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
+from typing import TypeVar
 
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
@@ -11,6 +14,8 @@ from threadpoolctl import ThreadpoolController
 # multiply-adds of one Lloyd iteration (rows' entries × clusters) below which scikit-learn's
 # k-means runs in one OpenMP thread (see kmeans_threads; benchmarks/bench_kmeans_threads.py)
 SMALL_KMEANS_WORK = 3 * 10**7
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def n_threads() -> int:
@@ -27,6 +32,39 @@ def n_threads() -> int:
 @lru_cache(maxsize=4)
 def thread_pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers, thread_name_prefix="textcluster-spmm")
+
+
+def each(work: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
+    """``[work(item) for item in items]`` in their order, in at most ``workers`` threads (one
+    per item by default) when there are several: the calling thread and ``workers − 1`` of
+    the pool take the next item in turn. The caller works instead of waiting, one hand-over
+    less per call (one default GNMF iteration on TDT2 makes eight such calls: 13.7 against
+    14.7 ms with the pool's ``map``, medians of 15, alternated); a helper that has not
+    started when the items are done is dropped, so a pool kept busy by another caller never
+    holds this one up."""
+    workers = min(len(items), workers or len(items))
+    if workers < 2:
+        return [work(item) for item in items]
+    results: list = [None] * len(items)
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def take_turns():
+        while True:
+            with lock:
+                i = next(pending, None)
+            if i is None:
+                return
+            results[i] = work(items[i])
+
+    helpers = [thread_pool(workers - 1).submit(take_turns) for _ in range(workers - 1)]
+    try:
+        take_turns()
+    finally:
+        for helper in helpers:
+            if not helper.cancel():
+                helper.result()
+    return results
 
 
 def kmeans_threads(rows, n_clusters: int) -> AbstractContextManager:

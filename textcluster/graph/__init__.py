@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from .._errors import InvalidInputError
-from .._threads import n_threads, thread_pool
+from .._threads import each, n_threads
 from ..registry import Registry
 from ._approximate import (KNN_METHODS, approximate_search, pair_cosines, replace_rows,
                            sampled_distance_sum, weakest_rows)
@@ -378,7 +378,7 @@ def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
         return own[r], c, S[r, c].astype(np.float64), distance_sum
 
     # blocks run in threads (SciPy's products release the GIL); two blocks in memory at once
-    parts = list(thread_pool(min(2, n_threads())).map(block, range(0, n_queries, block_size)))
+    parts = each(block, range(0, n_queries, block_size), min(2, n_threads()))
     rows, cols, sims = ([p[i] for p in parts] for i in range(3))
     distance_sum = float(sum(p[3] for p in parts))
     rows, cols, sims = (np.concatenate(a) if a else np.empty(0) for a in (rows, cols, sims))

@@ -29,8 +29,8 @@ from threadpoolctl import ThreadpoolController
 from .._errors import InvalidInputError
 from ..graph import knn_graph
 from ._base import EPS
-from .._threads import n_threads
-from ._linalg import SparseOperator, _each, gram_matrix
+from .._threads import each, n_threads
+from ._linalg import SparseOperator, gram_matrix
 
 ROW_BLOCK = 256  # rows of S per step of the elementwise S-update (a few MB: stays in cache)
 COLUMN_BLOCK = 64  # columns of S per sparse product X (Xᵀ S[:, J]) (S[:, J] stays in cache)
@@ -108,7 +108,7 @@ class DataGram:
             self._rows = sp.csr_matrix(self._source)
         X = self._rows
         arguments = (X.indptr, X.indices, X.data, X.shape[1])
-        _each(lambda span: _data_gram_columns(S.indptr, S.indices, S.data, own, *arguments,
+        each(lambda span: _data_gram_columns(S.indptr, S.indices, S.data, own, *arguments,
                                               *span, out), _column_spans(S))
 
     def densify(self):
@@ -159,7 +159,7 @@ class KernelGram:
 
     def on_support(self, S, out, own=False):
         """As :meth:`DataGram.on_support`, from the stored ``K``."""
-        _each(lambda span: _kernel_gram_columns(S.indptr, S.indices, S.data, own,
+        each(lambda span: _kernel_gram_columns(S.indptr, S.indices, S.data, own,
                                                 self.entries, *span, out), _column_spans(S))
 
     def product(self, S, out):

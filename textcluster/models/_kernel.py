@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._threads import n_threads, thread_pool
+from .._threads import each, n_threads
 from ._base import EPS, Context, check_custom_factor
 from ._gram import DataGram, factored_gram_pays
 from ._linalg import gram_matrix
@@ -53,7 +53,7 @@ class DenseKernel:
             start, stop = block
             np.matmul(self.K[start:stop], B, out=out[start:stop])
 
-        list(thread_pool(len(self._blocks)).map(work, self._blocks))
+        each(work, self._blocks)
         return out
 
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._compat import mkl_sparse_product
-from .._threads import n_threads, thread_pool
+from .._threads import each, n_threads
 
 # documents from which a graph model fits in its graph's locality order (below, results stay
 # exactly those of the given order, and one iteration gains at most a few per cent)
@@ -81,7 +81,7 @@ class SparseOperator:
             if rowwise is not None:
                 _apply(out[start:stop], rowwise, start)
 
-        _each(work, blocks)
+        each(work, blocks)
         return out
 
     def squared_norm(self):
@@ -131,7 +131,7 @@ def graph_products(W, V, degree, out=None) -> tuple[float, np.ndarray]:
     def block(bounds):
         return _graph_rows(W.indptr, W.indices, W.data, V, degree, out, *bounds)
 
-    return float(sum(_each(block, _row_spans(W, n_threads())))), out
+    return float(sum(each(block, _row_spans(W, n_threads())))), out
 
 
 @numba.njit(nogil=True, cache=True)
@@ -161,15 +161,6 @@ def column_major(A: np.ndarray, rows: int = 256) -> np.ndarray:
     out = np.empty(A.shape[::-1], dtype=A.dtype)
     _transpose_rows(out, A, 0, A.shape[0], rows)
     return out.T
-
-
-def _each(work, items, workers: int | None = None) -> list:
-    """``[work(item) for item in items]`` in their order, in at most ``workers`` threads (one
-    per item by default) when there are several."""
-    workers = min(len(items), workers or len(items))
-    if workers < 2:
-        return [work(item) for item in items]
-    return list(thread_pool(workers).map(work, items))
 
 
 def _transpose_rows(out, A, start, stop, rows=256):
@@ -212,7 +203,7 @@ def gram_matrix(X) -> np.ndarray:
         stop = min(start + rows, n)
         G[start:stop] = (X[start:stop] @ XT).toarray()
 
-    list(thread_pool(min(2, n_threads())).map(block, range(0, n, rows)))
+    each(block, range(0, n, rows), min(2, n_threads()))
     return G
 
 
@@ -279,7 +270,7 @@ def unit_columns(U, XtV, VtV, blocks: int = UNIT_BLOCKS) -> np.ndarray:
               for a in range(0, U.shape[0], ROWWISE_ROWS)]
 
     def in_chunks(work):
-        return np.sum(_each(lambda chunk: work(*chunk), chunks, n_threads()), axis=0)
+        return np.sum(each(lambda chunk: work(*chunk), chunks, n_threads()), axis=0)
 
     for start in range(0, k, block):
         b = slice(start, min(start + block, k))
