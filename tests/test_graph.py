@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from textcluster._errors import InvalidInputError
 from textcluster import graph as graph_module
+from textcluster.graph import _exact as exact_search
 from textcluster.graph import (
     WEIGHTINGS,
     check_graph,
@@ -157,7 +158,7 @@ def test_sparse_ranking_equals_dense_ranking(dtype, k, block_size, monkeypatch):
     assert np.count_nonzero(Y @ Y.T) < 0.25 * Y.shape[0] ** 2  # the sparse ranking is used
     for weighting in ("binary", "cosine"):
         ranked_sparse = knn_graph(X, k, weighting=weighting, block_size=block_size)
-        monkeypatch.setattr("textcluster.graph.SPARSE_TOP_K", -1.0)  # always dense
+        monkeypatch.setattr("textcluster.graph._exact.SPARSE_TOP_K", -1.0)  # always dense
         clear_graph_cache()
         ranked_dense = knn_graph(X, k, weighting=weighting, block_size=block_size)
         monkeypatch.undo()
@@ -385,3 +386,94 @@ def test_edge_lift_by_brute_force_and_on_planted_documents():
     random = sp.csr_matrix((np.ones(5 * n), (np.repeat(np.arange(n), 5),
                                              rng.integers(0, n, 5 * n))), shape=(n, n))
     assert 0.7 < edge_lift(rows, random.maximum(random.T)) < 1.3
+
+
+# -- MKL's dense similarities: the same graph as SciPy's sparse product, bit for bit -----------
+
+
+def tied_corpus(dtype, density=0.08, n=300, m=120, seed=0):
+    """Short tf-idf-like rows with exact ties (duplicate rows), near ties (rows differing in one
+    small entry), rows sharing terms with fewer than 7 others and an empty row; at density 0.08
+    most pairs of rows share a term (the similarities are ranked densely), at 0.01 few do."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=density, random_state=seed, format="lil", dtype=np.float64)
+    X[10] = X[11]  # an exact tie
+    X[20] = X[21]
+    X[20, 0] = X[21, 0] + 1e-6  # a near tie
+    X[30] = 0  # an empty row
+    X[31] = 0
+    X[31, m - 1] = 1.0  # a term no other row has...
+    X[32] = 0
+    X[32, m - 1] = 2.0  # ...but this one: fewer than k others with a shared term
+    X = sp.csr_matrix(X, dtype=dtype)
+    X.data = X.data.astype(dtype) + rng.random(X.nnz).astype(dtype) * dtype(1e-3)
+    return X
+
+
+def mkl_or_skip():
+    from textcluster._compat import mkl_sparse_product
+
+    mkl = mkl_sparse_product()
+    if mkl is None:
+        pytest.skip("the fast extra (MKL) is not installed")
+    return mkl
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_dots_sum_as_scipys_product(dtype):
+    Y = graph_module._unit_rows(tied_corpus(dtype), warn=False)[0]
+    S = (Y @ Y.T.tocsr()).tocoo()
+    dots = exact_search._row_dots(Y.indptr, Y.indices, Y.data, S.row, S.col)
+    assert dots.dtype == dtype and np.array_equal(dots, S.data)
+
+
+def blocks_both_ways(monkeypatch, Y, k, block_size, queries=None):
+    """``_knn_blocks`` through SciPy's sparse product and through MKL's dense one."""
+    mkl = mkl_or_skip()
+    found = []
+    for choice in (None, mkl):
+        monkeypatch.setattr(exact_search, "_dense_similarities", lambda *args, c=choice: c)
+        found.append(exact_search._knn_blocks(Y, k, block_size, False, queries=queries))
+    return found
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("density", [0.08, 0.01])
+@pytest.mark.parametrize("k", [1, 5, 7])
+@pytest.mark.parametrize("queries", [False, True])
+def test_dense_similarities_find_scipys_neighbours_in_its_order(monkeypatch, dtype, density, k,
+                                                                  queries):
+    # the same neighbours, similarities and order (a heat kernel's width t="knn" sums them)
+    Y = graph_module._unit_rows(tied_corpus(dtype, density), warn=False)[0]
+    chosen = np.arange(0, Y.shape[0], 3) if queries else None
+    scipy_found, mkl_found = blocks_both_ways(monkeypatch, Y, k, 64, chosen)
+    for a, b in zip(scipy_found, mkl_found):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("weighting", ["binary", "cosine", "heat"])
+def test_dense_similarities_give_scipys_graph(monkeypatch, weighting):
+    mkl = mkl_or_skip()
+    X = tied_corpus(np.float32)
+    graphs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the empty row
+        for choice in (None, mkl):
+            clear_graph_cache()
+            monkeypatch.setattr(exact_search, "_dense_similarities", lambda *args, c=choice: c)
+            graphs.append(knn_graph(X, 5, weighting=weighting, t="knn", method="exact",
+                                    block_size=64))
+    assert np.array_equal(graphs[0].indptr, graphs[1].indptr)
+    assert np.array_equal(graphs[0].indices, graphs[1].indices)
+    assert np.array_equal(graphs[0].data, graphs[1].data)
+
+
+def test_dense_similarities_only_where_most_pairs_share_a_term():
+    mkl_or_skip()
+    dense = graph_module._unit_rows(sp.random(200, 30, density=0.5, random_state=0,
+                                              format="csr"), warn=False)[0]
+    sparse = sp.csr_matrix(sp.eye(200) + sp.random(200, 200, density=0.002, random_state=0))
+    for Y, used in ((dense, True), (sparse, False)):
+        chosen = exact_search._dense_similarities(Y, Y.T.tocsr(), 64)
+        assert (chosen is not None) == used
+    assert exact_search._dense_similarities(dense.toarray(), dense.T.toarray(), 64) is None

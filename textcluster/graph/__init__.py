@@ -26,8 +26,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from .._errors import InvalidInputError
-from .._threads import each, n_threads
 from ..registry import Registry
+from ._exact import _BLOCK_BUDGET, _knn_blocks
 from ._approximate import (KNN_METHODS, approximate_search, pair_cosines, replace_rows,
                            sampled_distance_sum, weakest_rows)
 
@@ -75,15 +75,6 @@ _SYMMETRIZE = {
     "none": lambda W: W,
 }
 
-# Entries (block_size × n) per block. A block's similarities, their sparse intermediate and the
-# top-k temporaries take about 20 bytes per entry, so this keeps the peak near 170 MB. On TDT2-sized
-# data (n ≈ 9,400) the time is flat for blocks of 700-1,500 rows and grows below that.
-_BLOCK_BUDGET = 2**23
-# A block whose product has fewer stored entries than this fraction of its size is ranked from
-# its stored entries. Measured: the 18,217 terms of a 5-class TDT2 subset (6 % stored) took
-# 2.5 s instead of 9.7 s for the whole term graph; document blocks of tf-idf are mostly full and
-# stay dense.
-SPARSE_TOP_K = 0.25
 # "auto" searches approximately from this many rows: the exact search's time (n^2.1) overtakes
 # NN-descent's (n^1.1) at 70k rows, 84k with its compilation (benchmarks/bench_knn_graph.py).
 APPROXIMATE_FROM = 80_000
@@ -348,96 +339,6 @@ def _unit_rows(X, warn=True):
             stacklevel=3,
         )
     return normalize(X[keep] if keep.size < X.shape[0] else X, norm="l2"), keep
-
-
-def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
-    """Row, column and cosine similarity of the k nearest neighbours of each row of unit rows Y
-    (of the rows ``queries`` only, when given).
-
-    Also returns the sum of the Euclidean distances over all pairs when asked (else 0).
-    """
-    m = Y.shape[0]
-    YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
-    n_queries = m if queries is None else queries.size
-
-    def block(start):
-        stop = min(start + block_size, n_queries)
-        own = np.arange(start, stop) if queries is None else queries[start:stop]
-        S = (Y[start:stop] if queries is None else Y[own]) @ YT
-        if sp.issparse(S) and not want_distance_sum and S.nnz < SPARSE_TOP_K * S.shape[0] * m:
-            r, c, sims = _top_k_sparse(S.tocsr(), min(k, m), own)
-            return own[r], c, sims, 0.0
-        S = S.toarray() if sp.issparse(S) else S
-        diagonal = (np.arange(own.size), own)
-        distance_sum = 0.0
-        if want_distance_sum:
-            S[diagonal] = 1.0  # exactly: a row is at distance 0 from itself
-            distance_sum = np.sqrt(np.maximum(2.0 - 2.0 * S, 0.0)).sum(dtype=np.float64)
-        S[diagonal] = -np.inf  # no self loops
-        r, c = _top_k(S, min(k, m))
-        return own[r], c, S[r, c].astype(np.float64), distance_sum
-
-    # blocks run in threads (SciPy's products release the GIL); two blocks in memory at once
-    parts = each(block, range(0, n_queries, block_size), min(2, n_threads()))
-    rows, cols, sims = ([p[i] for p in parts] for i in range(3))
-    distance_sum = float(sum(p[3] for p in parts))
-    rows, cols, sims = (np.concatenate(a) if a else np.empty(0) for a in (rows, cols, sims))
-    found = np.isfinite(sims)  # fewer than k other non-zero rows: the self entry was picked
-    return rows[found].astype(np.intp), cols[found].astype(np.intp), sims[found], distance_sum
-
-
-def _top_k_sparse(S, k, own):
-    """``_top_k`` of the rows of the sparse block ``S`` (the similarities of the rows ``own``
-    to all), self pairs excluded, with the similarities; rows are numbered within the block.
-    Only the stored entries are ranked; a row with fewer than ``k`` of them (its other
-    neighbours have similarity 0) goes through the dense ``_top_k``, so the result is the same
-    as the dense path's."""
-    S.sort_indices()
-    n_rows = S.shape[0]
-    row_of = np.repeat(np.arange(n_rows), np.diff(S.indptr))
-    other = S.indices != own[row_of]
-    rows, cols, sims = row_of[other], S.indices[other], S.data[other]
-    order = _by_row_largest_first(rows, sims)
-    rows, cols, sims = rows[order], cols[order], sims[order]
-    first = np.searchsorted(rows, np.arange(n_rows))
-    rank = np.arange(rows.size) - first[rows]
-    short = np.flatnonzero(np.bincount(rows, minlength=n_rows) < k)
-    keep = (rank < k) & ~np.isin(rows, short)
-    rows, cols, sims = rows[keep], cols[keep], sims[keep].astype(np.float64)
-    if short.size:
-        dense = S[short].toarray()
-        dense[np.arange(short.size), own[short]] = -np.inf
-        r, c = _top_k(dense, k)
-        rows = np.concatenate([rows, short[r]])
-        cols = np.concatenate([cols, c])
-        sims = np.concatenate([sims, dense[r, c].astype(np.float64)])
-    return rows, cols, sims
-
-
-def _by_row_largest_first(rows, sims):
-    """Stable order of the entries by row, then by decreasing similarity (ties keep their
-    order). float32: one int64 key, the row and the value's bits made monotone (twice as fast as
-    a two-key sort)."""
-    if sims.dtype != np.float32:
-        return np.lexsort((-sims, rows))
-    bits = (sims + np.float32(0.0)).view(np.int32).astype(np.int64)  # + 0: -0.0 becomes 0.0
-    bits ^= (bits >> 31) & 0x7FFFFFFF  # order of the integers = order of the values
-    return np.argsort((rows.astype(np.int64) << 32) - bits, kind="stable")
-
-
-def _top_k(S, k):
-    """Indices (rows, cols) of the k largest entries of each row of S; ties go to lower columns."""
-    n = S.shape[1]
-    kth = np.partition(S, n - k, axis=1)[:, n - k, None]  # k-th largest value of each row
-    mask = S >= kth
-    tied_rows = np.flatnonzero(np.count_nonzero(mask, axis=1) > k)
-    if tied_rows.size:
-        sub, sub_kth = S[tied_rows], kth[tied_rows]
-        above = sub > sub_kth
-        tied = sub == sub_kth
-        room = k - np.count_nonzero(above, axis=1)
-        mask[tied_rows] = above | (tied & (np.cumsum(tied, axis=1) <= room[:, None]))
-    return np.nonzero(mask)
 
 
 def _heat_width(t, sims, distance_sum, n, n_nonzero):

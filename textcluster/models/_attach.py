@@ -39,7 +39,8 @@ from scipy.linalg import solve_triangular
 from scipy.optimize import nnls
 
 from .. import graph as graphs
-from ..graph import _BLOCK_BUDGET, WEIGHTINGS, _top_k, _unit_rows
+from ..graph import WEIGHTINGS, _unit_rows
+from ..graph._exact import _BLOCK_BUDGET, _top_k
 from ._codes import ridge_codes
 from ._linalg import SparseOperator
 

@@ -71,7 +71,7 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 
 from ..assign import assign_clusters
-from ..graph import _BLOCK_BUDGET, _knn_blocks
+from ..graph._exact import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
 from ._base import Beside, InThisThread, in_fit_order, loop_threads, run_updates
 
