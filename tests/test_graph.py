@@ -474,6 +474,6 @@ def test_dense_similarities_only_where_most_pairs_share_a_term():
                                               format="csr"), warn=False)[0]
     sparse = sp.csr_matrix(sp.eye(200) + sp.random(200, 200, density=0.002, random_state=0))
     for Y, used in ((dense, True), (sparse, False)):
-        chosen = exact_search._dense_similarities(Y, Y.T.tocsr(), 64)
+        chosen = exact_search._dense_similarities(Y, Y.T.tocsr())
         assert (chosen is not None) == used
-    assert exact_search._dense_similarities(dense.toarray(), dense.T.toarray(), 64) is None
+    assert exact_search._dense_similarities(dense.toarray(), dense.T.toarray()) is None

@@ -75,8 +75,9 @@ _SYMMETRIZE = {
     "none": lambda W: W,
 }
 
-# "auto" searches approximately from this many rows: the exact search's time (n^2.1) overtakes
-# NN-descent's (n^1.1) at 70k rows, 84k with its compilation (benchmarks/bench_knn_graph.py).
+# "auto" searches approximately from this many rows: the exact search's time (n^2.1) overtook
+# NN-descent's (n^1.1) at 70k rows, 84k with its compilation, beside other jobs; on idle cores
+# the exact search was still the faster at 100k (73 against 130 s; benchmarks/bench_knn_graph.py).
 APPROXIMATE_FROM = 80_000
 
 
@@ -125,11 +126,11 @@ def knn_graph(
     method : {"auto", "exact", "approximate"}, default="auto"
         "exact": every similarity, O(n²) time. "approximate": pynndescent's NN-descent on the
         unit rows (cosine distance, the ``large`` extra), about n log n; same weights and
-        symmetrization, but some neighbours are missed (6 % of the edges on 100,000 documents of
-        real text, in 95 s instead of 135 s on 2 cores; 4.5 % on 40,000, in 33 s instead of
-        20 s). "auto": exact below :data:`APPROXIMATE_FROM` rows (identical results), where the
-        exact search is the faster one, approximate from there on, or exact with a warning
-        when pynndescent is not installed.
+        symmetrization, but some neighbours are missed (4 % of the edges on 100,000 documents of
+        real text, 3 % on 40,000; on 2 cores beside other jobs 109 s instead of 135 s at
+        100,000, on idle cores 130 s against 73 s). "auto": exact below
+        :data:`APPROXIMATE_FROM` rows (identical results), approximate from there on, or exact
+        with a warning when pynndescent is not installed.
     random_state : int or None, default=0
         Seed of the approximate search (and of the rows that estimate the heat-kernel width
         there); the same seed gives the same graph. Not used by the exact search.

@@ -32,6 +32,7 @@ SPARSE_TOP_K = 0.25
 # 0.93 (R8) 0.25 against 0.97 s; the terms of text corpora (0.001-0.06) up to 22 times slower.
 DENSE_FROM = 0.15
 
+
 def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
     """Row, column and cosine similarity of the k nearest neighbours of each row of unit rows Y
     (of the rows ``queries`` only, when given).
@@ -41,7 +42,8 @@ def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
     m = Y.shape[0]
     YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
     n_queries = m if queries is None else queries.size
-    mkl = None if want_distance_sum else _dense_similarities(Y, YT, block_size)
+    mkl = None if want_distance_sum else _dense_similarities(
+        Y if queries is None else Y[queries], YT)
 
     def block(start):
         stop = min(start + block_size, n_queries)
@@ -78,17 +80,18 @@ def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
     return rows[found].astype(np.intp), cols[found].astype(np.intp), sims[found], distance_sum
 
 
-def _dense_similarities(Y, YT, block_size):
-    """MKL's sparse × sparse product with a dense result (``fast`` extra) when the blocks of
-    ``Y Yᵀ`` are mostly non-zero (document rows of tf-idf; not the terms of a term graph, whose
-    blocks are ranked from their stored entries), else None. Judged on the first block's rows,
-    at most 256 of them. MKL skips SciPy's sparse result (its symbolic pass and its assembly):
-    on TDT2 a block of 893 rows took 44 instead of 268 ms."""
+def _dense_similarities(rows, YT):
+    """MKL's sparse × sparse product with a dense result (``fast`` extra) when most of the
+    similarities of ``rows`` (of unit rows Y, ``YT = Yᵀ``) to all rows are non-zero (documents
+    of tf-idf; not the terms of a term graph, which are ranked from their stored entries), else
+    None; judged on about 256 of the rows, spread over them (terms come in order). MKL skips
+    SciPy's sparse result (its symbolic pass and its assembly): on TDT2 a block of 893 rows
+    took 44 instead of 268 ms."""
     mkl = mkl_sparse_product()
-    if mkl is None or not sp.issparse(Y) or Y.dtype not in (np.float32, np.float64):
+    if mkl is None or not sp.issparse(rows) or rows.dtype not in (np.float32, np.float64):
         return None
-    sample = Y[::max(1, Y.shape[0] // 256)] @ YT  # rows spread over Y (terms come in order)
-    return mkl if sample.nnz >= DENSE_FROM * sample.shape[0] * Y.shape[0] else None
+    sample = rows[::max(1, rows.shape[0] // 256)] @ YT
+    return mkl if sample.nnz >= DENSE_FROM * sample.shape[0] * YT.shape[1] else None
 
 
 def _near_top(S, k, Y, own):
