@@ -22,6 +22,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._compat import mkl_sparse_product
 from .._threads import each, n_threads
+from ..graph._exact import _BLOCK_BUDGET  # entries (rows × n) of a block of X Xᵀ at a time
 
 # documents from which a graph model fits in its graph's locality order (below, results stay
 # exactly those of the given order, and one iteration gains at most a few per cent)
@@ -29,8 +30,6 @@ LOCALITY_MIN_DOCS = 50_000
 # rows of a product's block handed at a time to the update fused with it: the update's
 # temporaries (a few × 8,192 × k numbers) stay in the cache and below the allocator's mmap size
 ROWWISE_ROWS = 8192
-# entries (rows × n) of one block of sparse X Xᵀ before it is written into the dense result
-_BLOCK_BUDGET = 2**23
 _MKL_DTYPES = (np.float32, np.float64)  # MKL's sparse products: the data and the factor alike
 # blocks of basis columns a unit-basis step moves in turn: each block's columns move together
 # on a bound that is looser the more columns it couples (one block lost NMI on the defaults

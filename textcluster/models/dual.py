@@ -83,9 +83,9 @@ class ANMF(TermGraphFit, GNMF):
 
     Scale. As for GNMF (see its docstring and the README), the multiplicative updates are not
     scale invariant, so ``scaling`` fixes what λ and μ mean. ``"unit-basis"`` (default): the
-    basis columns are held at unit norm; the U-step moves them column after column on the unit
-    sphere with the term graph majorized (:func:`~textcluster.models.nmf.unit_basis_step`), so
-    the objective never increases. λ is divided by the document graph's mean degree and μ used as
+    basis columns are held at unit norm; the U-step moves them on the unit sphere as GNMF's
+    does, column after column where the term graph is majorized
+    (:func:`~textcluster.models.nmf.unit_basis_step`), so the objective never increases. λ is divided by the document graph's mean degree and μ used as
     ``μ ‖X‖²_F / (k · d̃)`` with d̃ the term graph's mean degree (over terms with an edge):
     ``‖X‖²/k`` is the fit's curvature in a unit basis column when ``V Uᵀ`` reproduces X, so
     the result does not depend on the data's scale, the edge weights or the number of
