@@ -74,8 +74,10 @@ class ANMF(TermGraphFit, GNMF):
     positive part ``U VᵀV + μ D̃ U`` and negative part ``XᵀV + μ W̃ U``. At the end the basis
     columns are scaled to unit norm and V absorbs the scale (eqs. 13-14).
 
-    Graphs: the paper's 0/1 weights with p = 7 neighbours on both sides (``n_neighbors``,
-    ``weighting`` for the documents; ``term_neighbors``, ``term_weighting`` for the terms).
+    Graphs: 0/1 weights. The document graph is GNMF's default (p = 5 neighbours: ANMF adds the
+    term graph to GNMF, so at μ = 0 the default ANMF is the default GNMF); the term graph
+    keeps the paper's p = 7 (``n_neighbors``, ``weighting`` for the documents;
+    ``term_neighbors``, ``term_weighting`` for the terms; the paper used p = 7 on both sides).
     Precomputed graphs: ``fit(X, graph=W, term_graph=W̃)`` (n × n and m × m, sparse or dense,
     symmetric, non-negative), as scikit-learn takes data-dependent arrays in ``fit``.
     Terms that occur in no document get no edges. The fitted graphs are in ``graph_`` and
@@ -136,7 +138,7 @@ class ANMF(TermGraphFit, GNMF):
     }
 
     def __init__(self, n_components: NComponents = 8, *, lam: float | str = "auto",
-                 mu: float | None = None, n_neighbors: int = 7, weighting: str = "binary",
+                 mu: float | None = None, n_neighbors: int = 5, weighting: str = "binary",
                  graph_method: str = "auto",
                  term_neighbors: int = 7, term_weighting: str = "binary",
                  scaling: str = "unit-basis", graph_check: bool = True, ncw: bool | str = False,
