@@ -314,8 +314,8 @@ def test_agpnmf_from_a_dense_start_runs_its_learned_graph_fits_in_the_fitting_th
     # from a dense start a thread beside would get one BLAS thread for the n × n × n
     # products (OpenBLAS)
     threads, fit = [], AGPNMF._graph_led
-    monkeypatch.setattr(AGPNMF, "_graph_led", lambda self, ctx: (
-        threads.append(threading.current_thread()), fit(self, ctx))[1])
+    monkeypatch.setattr(AGPNMF, "_graph_led", lambda self, *args: (
+        threads.append(threading.current_thread()), fit(self, *args))[1])
     X, y = planted_corpus(n_per_class=50, noise=0.3, seed=1)
     model = AGPNMF(3, random_state=1, **FAST_CHOICE).fit(X, graph=following_graph(X, y).toarray())
     assert threads == [threading.main_thread()]

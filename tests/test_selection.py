@@ -169,6 +169,20 @@ def test_graph_led_starts_stop_once_they_cannot_agree(monkeypatch):
     assert short.lam_ == full.lam_ and np.array_equal(short.labels_, full.labels_)
 
 
+def test_graph_led_starts_stop_after_an_incoherent_one(monkeypatch):
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
+    monkeypatch.setattr(selection, "nmi", lambda a, b: 1.0)  # starts that always agree
+    fits = {}
+    for tolerance in (1.0, -1.0):  # every start coherent; none (above the start's cohesion)
+        monkeypatch.setattr(selection, "GRAPH_LED_TOLERANCE", tolerance)
+        fits[tolerance] = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
+    full, short = fits[1.0], fits[-1.0]
+    assert full.lam_selection_["candidates"][-1]["starts"] == 3
+    led = short.lam_selection_["candidates"][-1]
+    assert led["starts"] == 1 and led["stability"] is None and not led["admissible"]
+    assert full.n_iter_ - short.n_iter_ == 2 * FAST["max_iter"]
+
+
 def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
     model = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)

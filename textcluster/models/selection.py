@@ -41,10 +41,11 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    clusters, as spectral clustering finds them) replaces that choice only when it is *real*,
    still *coherent* and cuts fewer held-out edges: three random starts must find the same
    clusters (mean pairwise NMI ≥ ``MIN_STABILITY`` = 0.9, the stability test of Lange et al.
-   2004 over restarts; the third start is skipped when the first two agree below 0.7, as
-   the mean could not reach 0.9; AGPNMF, each of whose starts is a whole fit, runs two),
-   and its cohesion must be within
-   ``GRAPH_LED_TOLERANCE`` (5 %) of the best. On TDT2, whose kNN graph nearly separates the
+   2004 over restarts; AGPNMF, each of whose starts is a whole fit, runs two), and each
+   start's clusters must be within ``GRAPH_LED_TOLERANCE`` (5 %) of the best cohesion. No
+   further start is run once the candidate cannot pass: after a start less coherent than
+   that allows against the clusters of LSA + k-means (whose cohesion is at most the best),
+   or after two starts that agree below 0.7 (the mean of three could not reach 0.9). On TDT2, whose kNN graph nearly separates the
    topics, the starts agree at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to
    the classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the
    development panel and raw Reuters (three seeds each) the starts agree at 0.08–0.90; in
@@ -56,7 +57,7 @@ Measured on the panel: reports/defaults_panel/acceptance.md. Cost: the path's fi
 graph-led fits, k-means on each candidate and the held-out neighbours (an exact search for at
 most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
 graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`;
-without a path, in the fitting thread). End to end: 1.3–2.1 times one fixed-λ GNMF run,
+without a path, in the fitting thread). End to end: 1.1–1.7 times one fixed-λ GNMF run,
 2.5–3.1 times one AGPNMF fit (its path and two whole fits; benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
@@ -230,13 +231,13 @@ class SelectsGraphStrength:
             unit_rows = normalize(ctx.data)
             held_out = (scorer.submit(held_out_graph, unit_rows, ctx.W, self.random_state)
                         if ctx.own_knn else None)  # a caller's graph has no edges to hold out
-            # the graph-led fits need random starts
-            led = led_fits.submit(self._graph_led, ctx) if self.init != "custom" else None
-            runs, path = [], []
+            runs, path, led = [], [], None
             for setting, factors, history in self._lam_path(ctx, W, H):
                 runs.append((setting, factors, history))
                 path.append(scorer.submit(self._score, setting, factors, unit_rows, ctx.W,
                                           held_out))
+                if len(path) == 1 and self.init != "custom":  # they need random starts
+                    led = led_fits.submit(self._graph_led, ctx, unit_rows, path[0])
             graph_led = stability = None
             n_iter = sum(len(history) - 1 for _, _, history in runs)
             if led is not None:
@@ -281,14 +282,17 @@ class SelectsGraphStrength:
             run_updates(self._update, factors, step, n_iter, 0.0, history)
             yield {"lam": lam, "start": start, "iterations": n_iter}, factors.copy(), history
 
-    def _graph_led(self, ctx):
+    def _graph_led(self, ctx, unit_rows, start):
         """The graph-led candidate: ``graph_led_starts`` fits of ``max_iter`` iterations at
         ``graph_led_lam`` from random starts; the one with the lowest objective, its history,
         the mean NMI between the clusters of each pair of starts (how reproducible the graph's
-        clusters are) and the iterations of all the fits. The starts stop early when those
-        run already disagree so much that the mean over every pair cannot reach
-        ``MIN_STABILITY`` even if each pair still to come agreed perfectly: the candidate
-        cannot be chosen then, and the choice is the one all the starts would give."""
+        clusters are; None after one start) and the iterations of all the fits. The starts
+        stop early when the candidate can no longer be admitted: when a start's clusters are
+        less coherent than ``GRAPH_LED_TOLERANCE`` allows against those of ``start`` (the
+        future :class:`Candidate` of the first geometry-led candidate, whose cohesion is at
+        most the best one's), or when those run already disagree so much that the mean over
+        every pair cannot reach ``MIN_STABILITY`` even if each pair still to come agreed
+        perfectly."""
         ctx = self._at_strength(ctx, self.graph_led_lam)
         rng = check_random_state(self.random_state)
         best = None  # (factors, history, labels) of the lowest objective so far: one kept
@@ -304,9 +308,12 @@ class SelectsGraphStrength:
             if best is None or history[-1] < best[1][-1]:
                 best = (factors, history, found)
             del factors
-            if sum(agreement) + (all_pairs - len(agreement)) < MIN_STABILITY * all_pairs:
+            coherent = (cohesion(unit_rows, found)
+                        >= (1.0 - GRAPH_LED_TOLERANCE) * start.result().cohesion)
+            if not coherent or (sum(agreement) + (all_pairs - len(agreement))
+                                < MIN_STABILITY * all_pairs):
                 break
-        stability = float(np.mean(agreement))
+        stability = float(np.mean(agreement)) if agreement else None
         setting = {"lam": self.graph_led_lam, "start": "random", "starts": len(labels)}
         return setting, best[0], best[1], stability, n_iter, best[2]
 
