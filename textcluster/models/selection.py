@@ -41,13 +41,14 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    clusters, as spectral clustering finds them) replaces that choice only when it is *real*,
    still *coherent* and cuts fewer held-out edges: three random starts must find the same
    clusters (mean pairwise NMI ≥ ``MIN_STABILITY`` = 0.9, the stability test of Lange et al.
-   2004 over restarts; AGPNMF, each of whose starts is a whole fit, runs two), and each
-   start's clusters must be within ``GRAPH_LED_TOLERANCE`` (5 %) of the best cohesion. No
-   further start is run once the candidate cannot pass: after a start less coherent than
-   that allows against the clusters of LSA + k-means (whose cohesion is at most the best),
-   or after two starts that agree below 0.7 (the mean of three could not reach 0.9). On TDT2, whose kNN graph nearly separates the
-   topics, the starts agree at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to
-   the classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the
+   2004 over restarts; AGPNMF, each of whose starts is a whole fit, runs two), its clusters
+   (those of the start with the lowest objective) must be within ``GRAPH_LED_TOLERANCE``
+   (5 %) of the best cohesion, and no start's more than 5 % below the cohesion of the
+   clusters of LSA + k-means (at most the best). A start that is ends the candidate (one start of
+   three on 19 of the panel's 22 corpora), as do two starts that agree below 0.7 (the mean
+   of three could not reach 0.9). On TDT2, whose kNN graph nearly separates the topics, the
+   starts agree at 0.94–0.95 and the cohesion is 3.6–4.0 % below the best (NMI to the
+   classes 0.86–0.87, the geometry-led path 0.77–0.80). On the other 21 corpora of the
    development panel and raw Reuters (three seeds each) the starts agree at 0.08–0.90; in
    the eleven runs where they agree at 0.83–0.90 the cohesion is 4.5–15 % below the best.
 
@@ -163,7 +164,8 @@ def choose(candidates, graph_led=None, stability=None, tolerance=COHESION_TOLERA
     """Mark the admissible candidates and the chosen one (see the module docstring) and
     return the chosen index: into ``candidates`` (the geometry-led path: the start, then the
     fit at λ = 0 from it, then the larger λ), or ``len(candidates)`` for ``graph_led``, whose
-    restarts agree at ``stability`` (mean pairwise NMI). Ties go to the earlier candidate."""
+    restarts agree at ``stability`` (mean pairwise NMI; None: one start, not admissible).
+    Ties go to the earlier candidate."""
     best = max(c.cohesion for c in candidates)
     without_graph = candidates[min(1, len(candidates) - 1)].cohesion
     # the model's own fit is the reference where the geometry cannot tell it from the best
@@ -236,7 +238,9 @@ class SelectsGraphStrength:
                 runs.append((setting, factors, history))
                 path.append(scorer.submit(self._score, setting, factors, unit_rows, ctx.W,
                                           held_out))
-                if len(path) == 1 and self.init != "custom":  # they need random starts
+                if len(path) == 1 and self.init != "custom":
+                    # the graph-led fits (random starts) hold each start to the cohesion of
+                    # the first candidate, so they begin once it is being scored
                     led = led_fits.submit(self._graph_led, ctx, unit_rows, path[0])
             graph_led = stability = None
             n_iter = sum(len(history) - 1 for _, _, history in runs)
