@@ -388,7 +388,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
     dense start (``lam_path``). On the panel (reports/defaults_panel) the path clears the bar
     on k1b, la2 and tr31 (66.4, 51.5, 36.9; the start alone 56.9, 46.3, 34.5), not on hitech
     (23.0 against 23.6), and loses 3–4 points on Classic4 and DBpedia; TDT2 87.7 (γ = 100 on
-    every seed). Cost: 2.5–3.1 × one fit. Clusters are read by cosine on ``H``'s unit rows
+    every seed). Cost: 2.5–2.8 × one fit. Clusters are read by cosine on ``H``'s unit rows
     (``assign="cosine"``; ``"kmeans"``: the papers' k-means on raw rows).
 
     ``n_init`` defaults to 1 (a dense start keeps two n × n arrays). ``init="custom"``: ``W``

@@ -59,7 +59,7 @@ graph-led fits, k-means on each candidate and the held-out neighbours (an exact 
 most ``HELD_OUT_SAMPLE`` documents: 0.3–0.6 s on la1, AG News and TDT2); the scores and the
 graph-led fits run in threads beside the path (:class:`~textcluster.models._base.Beside`;
 without a path, in the fitting thread). End to end: 1.1–1.7 times one fixed-λ GNMF run,
-2.5–3.1 times one AGPNMF fit (its path and two whole fits; benchmarks/bench_lam_selection.py).
+2.5–2.8 times one AGPNMF fit (its path and up to two whole fits; benchmarks/bench_lam_selection.py).
 ``n_iter_`` counts every update the choice ran; ``objective_history_`` is that of the
 clustering returned.
 """
