@@ -51,8 +51,9 @@ def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
         rows = Y[start:stop] if queries is None else Y[own]
         if mkl is not None:  # the candidates, then ranked from their exact similarities
             S = mkl(rows, YT, dense=True)
-            stored = np.count_nonzero(S > 0)  # the entries of SciPy's sparse product
-            r, c, sims = _top_k_sparse(_near_top(S, min(k, m), Y, own), min(k, m), own)
+            shared = S > 0  # the entries of SciPy's sparse product
+            stored = np.count_nonzero(shared)
+            r, c, sims = _top_k_sparse(_near_top(S, shared, min(k, m), Y, own), min(k, m), own)
             if stored >= SPARSE_TOP_K * S.size:  # listed as the dense ranking lists them
                 order = np.lexsort((c, r))
                 r, c, sims = r[order], c[order], sims[order]
@@ -94,7 +95,7 @@ def _dense_similarities(rows, YT):
     return mkl if sample.nnz >= DENSE_FROM * sample.shape[0] * YT.shape[1] else None
 
 
-def _near_top(S, k, Y, own):
+def _near_top(S, shared, k, Y, own):
     """The entries of ``S`` (MKL's similarities of the rows ``own`` of ``Y`` to all rows) that
     may be among a row's k largest other than itself, with their exact values: summed as the
     blockwise SciPy product sums them (:func:`_row_dots`), so the graph is the same bit for bit
@@ -104,13 +105,16 @@ def _near_top(S, k, Y, own):
     value times ``Σ|x_t y_t| ≤ 1`` (unit rows; ε the machine epsilon), so two sums differ by at
     most about ``n ε`` and every entry of a row's exact top k lies within ``2 n ε`` of the
     row's k-th largest entry in ``S``; the margin taken is ``3 n ε``, n the most terms of a row.
-    Entries 0 (no shared term) are left out, as a sparse product leaves them: a row with fewer
-    than k others is completed from them in column order."""
+    Entries 0 (no shared term; ``shared`` is ``S > 0``, overwritten) are left out, as a sparse
+    product leaves them: a row with fewer than k others is completed from them in column
+    order."""
     n = S.shape[1]
-    S[np.arange(own.size), own] = -np.inf
+    diagonal = (np.arange(own.size), own)
+    S[diagonal], shared[diagonal] = -np.inf, False
     kth = np.partition(S, n - k, axis=1)[:, n - k]
     slack = 3.0 * float(np.diff(Y.indptr).max()) * float(np.finfo(S.dtype).eps)
-    r, c = np.nonzero((S >= (kth - slack)[:, None]) & (S > 0))
+    shared &= S >= (kth - slack)[:, None]
+    r, c = np.nonzero(shared)
     sims = _row_dots(Y.indptr, Y.indices, Y.data, own[r], c)
     return sp.csr_matrix((sims, (r, c)), shape=S.shape)
 
