@@ -130,6 +130,7 @@ def machine_info() -> dict:
         "load_average_at_start": load_average(),
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
         "scipy": scipy.__version__,
@@ -140,6 +141,26 @@ def machine_info() -> dict:
         "threadpools": [{key: value for key, value in pool.items() if key != "filepath"}
                         for pool in threadpool_info()],
     }
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name, family and model numbers (Linux's ``/proc/cpuinfo``; None
+    elsewhere): the ratios against scikit-learn move with the CPU (MKL's sparse products
+    against SciPy's, on Intel and AMD), and a virtual machine may name only the vendor's line."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if not key.strip():  # the first processor's entry ends here
+                    break
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return None
+    name = fields.get("model name")
+    if name is None:
+        return None
+    return f"{name} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
 
 
 def limit_blas(threads: int | None):
