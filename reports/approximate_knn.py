@@ -31,15 +31,16 @@ import pandas as pd
 
 import textcluster
 from textcluster.corpora import load_corpus
+from textcluster.corpora.cards import find_card
+from textcluster.corpora.loaders import CORPORA as LOADERS
 from textcluster.graph import APPROXIMATE_FROM, _approximate, clear_graph_cache, knn_graph
 from textcluster.metrics import nmi
 from textcluster.models import make_model
 from textcluster.pipeline import represent
 
-CORPORA = ("agnews", "classic4", "dbpedia", "r8", "stackoverflow", "biomedical",
-           "cluto:fbis", "cluto:tr31", "cluto:tr41", "cluto:tr45", "cluto:wap", "cluto:re0",
-           "cluto:k1a", "cluto:k1b", "cluto:hitech", "cluto:la1", "cluto:la2", "cluto:tr11",
-           "cluto:tr12", "cluto:tr23")
+# every corpus whose card places it in the development panel's folder
+CORPORA = tuple(name for name in LOADERS.names()
+                if (card := find_card(name)) is not None and card.folder.startswith("panel/"))
 SEEDS = (0, 1, 2)
 K_NEIGHBORS = 5
 BAR = 0.01
