@@ -10,6 +10,7 @@ from textcluster import TextclusterError
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.cli import main
 from textcluster.models import make_model
+from textcluster.models import cluster_count
 from textcluster.models.cluster_count import (
     AUTO_RANGE,
     candidate_range,
@@ -36,6 +37,18 @@ def test_without_structure_no_k_is_reproduced():
     X = np.random.default_rng(0).random((300, 40))
     choice = choose_n_clusters(X, (2, 8), random_state=0)
     assert min(choice.instability[1:]) > 0.5  # k ≥ 3: no split is found twice
+
+def test_the_curve_does_not_depend_on_the_threads(monkeypatch):
+    """The tests run side by side in any order; their draws are taken before, in one order."""
+    monkeypatch.setattr(cluster_count, "SIDE_BY_SIDE_DOCS", 0)  # side by side on any size
+    X, _ = planted_corpus(n_per_class=30, n_classes=4, seed=1)
+    curves = []
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
+        choice = choose_n_clusters(X, (2, 8), n_splits=3, random_state=5)
+        curves.append((choice.k, choice.instability, choice.std_error))
+    assert curves[0] == curves[1] == curves[2]
+
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -85,6 +85,13 @@ def kmeans_threads(rows, n_clusters: int) -> AbstractContextManager:
     return _controller().limit(limits=1, user_api="openmp")
 
 
+def one_thread(user_api: str | None = None) -> AbstractContextManager:
+    """Every thread pool (or those of ``user_api``: "blas", "openmp") limited to one thread
+    while in the context. OpenMP's limit holds for the calling thread only; BLAS's for the
+    process."""
+    return _controller().limit(limits=1, user_api=user_api)
+
+
 @lru_cache(maxsize=1)
 def _controller() -> ThreadpoolController:
     """The process's thread pools, found once (``threadpool_limits`` searches the loaded

@@ -42,8 +42,12 @@ TDT2 and Reuters, whose labels have 6–66 classes) and the finer one where it i
 be read: a flat curve says the corpus has no preferred number of clusters.
 
 Cost: ``n_splits`` × 2 k-means fits on half the documents per candidate, plus one truncated
-SVD: 20–65 s on the panel's text corpora (7,000–20,000 documents), 2–10 s on the CLUTO sets,
-28 s on TDT2, candidates 3–30 (``reports/cluster_count``).
+SVD. The tests (a candidate and a halving each) run side by side over the package's threads
+from ``SIDE_BY_SIDE_DOCS`` documents, each k-means in one thread; their random draws are taken
+first, in the order of one test after the other, so the curve does not depend on the threads.
+On two cores, candidates 3–30 (``reports/cluster_count``): 11–32 s on the panel's text corpora
+(7,000–20,000 documents), 2–7 s on the CLUTO sets, 12 s on TDT2; AG News 12.2 s against
+18.2 s with the tests one after the other (``benchmarks/bench_cluster_count.py``).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from sklearn.utils import check_array, check_random_state
 
 from .._compat import Interval
 from .._errors import InvalidInputError
-from .._threads import kmeans_threads
+from .._threads import each, n_threads, one_thread
 from ..text.tfidf import distinct_rows
 
 AUTO_RANGE = (3, 30)
@@ -74,6 +78,10 @@ N_SPLITS = 8
 KMEANS_STARTS = 2
 SHUFFLES = 5  # shuffled labellings averaged for the chance disagreement
 MIN_DOCS_PER_CLUSTER = 3  # on average, in half of the documents: caps the largest candidate
+# documents from which the tests run side by side over the cores: below, the k-means of a
+# half is too short for two threads to share the interpreter (2 cores, one thread / all:
+# CLUTO tr23, 204 documents, 1.25; fbis, 2,463, 1.03; la1, 3,204, 0.85; AG News, 7,600, 0.71)
+SIDE_BY_SIDE_DOCS = 3000
 NComponents = int | str | tuple[int, int]
 """``n_components``: a number of clusters, ``"auto"`` or a range (``"2:40"``, ``(2, 40)``)."""
 N_COMPONENTS = [Interval(Integral, 1, None, closed="left"), str, tuple, list]
@@ -157,8 +165,11 @@ def choose_n_clusters(X: Any, k_range: tuple[int, int] = AUTO_RANGE,
     rows = _lsa_rows(X, rng)
     candidates = list(range(max(low, 2), high + 1))
     splits = [rng.permutation(n) for _ in range(n_splits)]
-    curves = np.array([[_instability(rows, split, k, rng) for split in splits]
-                       for k in candidates])
+    tests = [_draws(rng, split, k) for k in candidates for split in splits]
+    with one_thread():  # one thread a test, the tests over the cores
+        values = each(lambda test: _instability(rows, *test), tests,
+                      n_threads() if n >= SIDE_BY_SIDE_DOCS else 1)
+    curves = np.array(values).reshape(len(candidates), n_splits)
     mean = curves.mean(axis=1)
     std_error = (curves.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1
                  else np.zeros_like(mean))
@@ -178,17 +189,30 @@ def _lsa_rows(X, rng):
     return normalize(svd.fit_transform(X)).astype(np.float32)
 
 
-def _instability(rows, order, k, rng):
+def _draws(rng, order, k):
+    """One test's random draws, taken from ``rng`` in the order of a test run after the
+    other: the two k-means seeds, then the state the shuffles start from (``rng`` is moved
+    past them), so that the tests can run in any order and give the same curve."""
+    seeds = rng.randint(2**31 - 1, size=2)
+    state = rng.get_state()
+    for _ in range(SHUFFLES):
+        rng.permutation(len(order) - len(order) // 2)
+    return order, k, seeds, state
+
+
+def _instability(rows, order, k, seeds, shuffle_state):
     """Disagreement between half B's clusters and those A's centroids give it, over that of
     the same labellings shuffled."""
     half = len(order) // 2
     first, second = rows[order[:half]], rows[order[half:]]
-    seeds = rng.randint(2**31 - 1, size=2)
-    # half of the 100-dimensional rows is mostly too small a task for threads (AG News: 42-72 s
-    # in scikit-learn's OpenMP threads on 2 idle cores, 22-23 s in one)
-    with kmeans_threads(first, k):
+    # one OpenMP thread: a k-means of half of the 100-dimensional rows is too small a task
+    # for threads (AG News: 42-72 s in scikit-learn's OpenMP threads on 2 idle cores, 22-23 s
+    # in one), and the tests run side by side
+    with one_thread("openmp"):
         transferred = _kmeans(k, seeds[0]).fit(first).predict(second)
         own = _kmeans(k, seeds[1]).fit(second).labels_
+    rng = np.random.RandomState()
+    rng.set_state(shuffle_state)
     chance = np.mean([_disagreement(rng.permutation(transferred), own, k)
                       for _ in range(SHUFFLES)])
     # one cluster in either labelling (duplicate documents) says nothing: chance level
