@@ -4,7 +4,7 @@ after the other, as before they ran side by side), in one process run; the two c
 checked to be identical.
 
 Data: a corpus' tf-idf rows as ``textcluster run`` makes them (``--corpus``, default AG News of
-the development panel, 7,600 documents), candidates 3–30, eight halvings each: 224 tests of
+the development panel, 7,600 documents), candidates 3–30, sixteen halvings each: 448 tests of
 two k-means fits on half of the documents' 100-dimensional LSA rows. Repeats interleaved, in
 a new order every repeat; medians; ratio = all cores / one thread.
 

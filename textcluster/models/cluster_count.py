@@ -15,10 +15,16 @@ disagreement is divided by that of the same two labellings after one is shuffled
 sizes, no relation): the *instability*, 0 when B's clusters are reproduced exactly, about 1
 when no better than chance. Its mean over ``n_splits`` splits is the criterion; the chosen k
 is the smallest whose mean is within one standard error of the lowest mean (the one-standard-
-error rule: among numbers of clusters the splits cannot tell apart, the fewest). The lowest
-mean alone chose k = 30 on CLUTO tr12 for one seed (5 documents a cluster in a half of 156);
-on the whole panel the two rules came within one run of each other (19 and 20 of 66 runs
-within ±30 % of the number of classes).
+error rule: among numbers of clusters the splits cannot tell apart, the fewest). With eight
+splits, the lowest mean alone chose k = 30 on CLUTO tr12 for one seed (5 documents a cluster
+in a half of 156), and on the whole panel the two rules came within one run of each other (19
+and 20 of 66 runs within ±30 % of the number of classes).
+
+``N_SPLITS`` = 16 splits: the mean and its standard error are estimated from the splits, and
+where a corpus' curve has two minima of about the same depth, eight splits let the seed pick
+one (Biomedical: 3 / 21 / 3 for seeds 0–2, minima 0.31–0.44 at 3 and 0.38–0.42 near 20).
+Sixteen halve the variance of the mean: Biomedical 18 / 20 / 20, and on the whole panel 24
+against 20 of 66 runs within ±30 % of the number of classes, at twice the cost.
 
 Two clusters are not a candidate of ``"auto"`` (a range such as ``"2:30"`` includes them): a
 corpus split in two along its main direction is reproducible whether or not it has clusters
@@ -36,18 +42,18 @@ What it cannot do: the number of classes of a labelled corpus is a choice of gra
 documents do not hold. CLUTO's k1a and k1b are the same 2,340 documents labelled with 20 and 6
 nested classes, and no rule can return both. Measured on the development panel,
 TDT2 and Reuters (``reports/cluster_count``, three seeds): within ±30 % of the number of
-classes in 20 of 66 runs; the rule finds coarse structure (3–6 clusters on the CLUTO sets,
+classes in 24 of 66 runs; the rule finds coarse structure (3–6 clusters on most CLUTO sets,
 TDT2 and Reuters, whose labels have 6–66 classes) and the finer one where it is pronounced
-(StackOverflow 20–23 for 20 classes). The curve is kept (``cluster_count_``, ``run.json``) to
+(StackOverflow 21–22 and Biomedical 18–20 for 20 classes). The curve is kept (``cluster_count_``, ``run.json``) to
 be read: a flat curve says the corpus has no preferred number of clusters.
 
 Cost: ``n_splits`` × 2 k-means fits on half the documents per candidate, plus one truncated
 SVD. The tests (a candidate and a halving each) run side by side over the package's threads
 from ``SIDE_BY_SIDE_DOCS`` documents, each k-means in one thread; their random draws are taken
 first, in the order of one test after the other, so the curve does not depend on the threads.
-On two cores, candidates 3–30 (``reports/cluster_count``): 11–32 s on the panel's text corpora
-(7,000–20,000 documents), 2–7 s on the CLUTO sets, 12 s on TDT2; AG News 12.2 s against
-18.2 s with the tests one after the other (``benchmarks/bench_cluster_count.py``).
+On two cores, candidates 3–30 (``reports/cluster_count``): 22–60 s on the panel's text corpora
+(7,000–20,000 documents), 2–13 s on the CLUTO sets, 22 s on TDT2; AG News 25.4 s against 36.5 s
+with the tests one after the other (``benchmarks/bench_cluster_count.py``).
 """
 
 from __future__ import annotations
@@ -74,7 +80,7 @@ from ..text.tfidf import distinct_rows
 AUTO_RANGE = (3, 30)
 """The candidates of ``n_components="auto"``: 3 to 30 clusters (fewer on small corpora)."""
 LSA_DIMENSIONS = 100
-N_SPLITS = 8
+N_SPLITS = 16
 KMEANS_STARTS = 2
 SHUFFLES = 5  # shuffled labellings averaged for the chance disagreement
 MIN_DOCS_PER_CLUSTER = 3  # on average, in half of the documents: caps the largest candidate
