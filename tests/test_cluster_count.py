@@ -38,6 +38,7 @@ def test_without_structure_no_k_is_reproduced():
     choice = choose_n_clusters(X, (2, 8), random_state=0)
     assert min(choice.instability[1:]) > 0.5  # k ≥ 3: no split is found twice
 
+
 def test_the_curve_does_not_depend_on_the_threads(monkeypatch):
     """The tests run side by side in any order; their draws are taken before, in one order."""
     monkeypatch.setattr(cluster_count, "SIDE_BY_SIDE_DOCS", 0)  # side by side on any size
@@ -48,7 +49,6 @@ def test_the_curve_does_not_depend_on_the_threads(monkeypatch):
         choice = choose_n_clusters(X, (2, 8), n_splits=3, random_state=5)
         curves.append((choice.k, choice.instability, choice.std_error))
     assert curves[0] == curves[1] == curves[2]
-
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -82,7 +82,7 @@ def kmeans_threads(rows, n_clusters: int) -> AbstractContextManager:
     work = (rows.nnz if sp.issparse(rows) else rows.size) * n_clusters
     if work >= SMALL_KMEANS_WORK:
         return nullcontext()
-    return _controller().limit(limits=1, user_api="openmp")
+    return one_thread("openmp")
 
 
 def one_thread(user_api: str | None = None) -> AbstractContextManager:

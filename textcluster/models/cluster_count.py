@@ -44,8 +44,9 @@ nested classes, and no rule can return both. Measured on the development panel,
 TDT2 and Reuters (``reports/cluster_count``, three seeds): within ±30 % of the number of
 classes in 24 of 66 runs; the rule finds coarse structure (3–6 clusters on most CLUTO sets,
 TDT2 and Reuters, whose labels have 6–66 classes) and the finer one where it is pronounced
-(StackOverflow 21–22 and Biomedical 18–20 for 20 classes). The curve is kept (``cluster_count_``, ``run.json``) to
-be read: a flat curve says the corpus has no preferred number of clusters.
+(StackOverflow 21–22 and Biomedical 18–20 for 20 classes). The curve is kept
+(``cluster_count_``, ``run.json``) to be read: a flat curve says the corpus has no preferred
+number of clusters.
 
 Cost: ``n_splits`` × 2 k-means fits on half the documents per candidate, plus one truncated
 SVD. The tests (a candidate and a halving each) run side by side over the package's threads
