@@ -2,8 +2,8 @@
 the iteration's own products, measured on full TDT2 (9,394 × 36,093 tf-idf, k = 30).
 
 Measured in one process: the copy bandwidth (``np.copyto`` of 512 MB), the two sparse × dense
-products of an iteration (``X U`` and ``Xᵀ V``, one thread: SciPy's, and MKL's where the
-``fast`` extra is installed) with their bytes and FLOPs, and the ``m × k × k`` / ``n × k × k``
+products of an iteration (``X U`` and ``Xᵀ V``, one thread: SciPy's, textcluster's compiled
+one, and MKL's where the ``fast`` extra is installed) with their bytes and FLOPs, and the ``m × k × k`` / ``n × k × k``
 dense products (one BLAS thread). From these, two floors for one iteration: moving the data
 once at the copy bandwidth, and the products at their measured one-thread rates (the faster
 library's) split over the cores. Compare with ``bench_gnmf_iteration.py``.
@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 import _common as common
+from bench_sparse_products import compiled
 from threadpoolctl import threadpool_limits
 
 from textcluster._compat import mkl_sparse_product
@@ -43,6 +44,8 @@ def main():
     with threadpool_limits(1):
         sparse = {"X U": median_seconds(lambda: X @ U, args.repeats),
                   "Xt V": median_seconds(lambda: XT @ V, args.repeats)}
+        sparse_compiled = {"X U": median_seconds(lambda: compiled(X, U), args.repeats),
+                           "Xt V": median_seconds(lambda: compiled(XT, V), args.repeats)}
         mkl = mkl_sparse_product()
         sparse_mkl = {} if mkl is None else {
             "X U": median_seconds(lambda: mkl(X, U), args.repeats),
@@ -54,13 +57,15 @@ def main():
     moved = 2 * (csr_bytes + U.nbytes + V.nbytes)  # each sparse product reads X and both factors
     cores = len(os.sched_getaffinity(0))
     floors = {"bandwidth_seconds": moved / bandwidth,
-              "products_seconds": (sum(min(seconds, sparse_mkl.get(name, seconds))
+              "products_seconds": (sum(min(seconds, sparse_compiled[name],
+                                           sparse_mkl.get(name, seconds))
                                        for name, seconds in sparse.items())
                                    + sum(dense.values())) / cores}
     print(f"copy bandwidth: {bandwidth / 1e9:.1f} GB/s")
     print(f"X: {X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros, {X.dtype}; CSR {csr_bytes / 1e6:.1f} MB,"
           f" U {U.nbytes / 1e6:.1f} MB, V {V.nbytes / 1e6:.1f} MB")
-    for library, products in (("SciPy", sparse), ("MKL", sparse_mkl)):
+    for library, products in (("SciPy", sparse), ("textcluster", sparse_compiled),
+                              ("MKL", sparse_mkl)):
         for name, seconds in products.items():
             print(f"{name:>9}: {seconds * 1e3:6.1f} ms, {2 * X.nnz * K / seconds / 1e9:.1f} "
                   f"GFLOP/s ({library}, one thread)")
@@ -71,7 +76,7 @@ def main():
           f" their one-thread rates over {cores} cores")
     record = {"benchmark": "bench_floor", "corpus": "tdt2", "k": K, "machine": machine,
               "copy_bandwidth_bytes_per_second": bandwidth, "sparse_seconds": sparse,
-              "sparse_seconds_mkl": sparse_mkl,
+              "sparse_seconds_compiled": sparse_compiled, "sparse_seconds_mkl": sparse_mkl,
               "dense_seconds": dense, "bytes_moved_per_iteration": moved, "floors": floors}
     common.finish(record, machine, args.json, log)
 

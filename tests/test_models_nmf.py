@@ -62,52 +62,52 @@ def test_fused_step_equals_the_separate_updates(monkeypatch, chunk_rows):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_sparse_products_use_mkl_where_installed_and_equal_scipy(monkeypatch, dtype, threads):
-    from textcluster import _compat
-
-    rng = np.random.default_rng(2)
+@pytest.mark.parametrize("k", [1, 7, 8, 9, 16, 17, 33])  # within, at and across the lanes
+def test_sparse_products_are_scipys_bit_for_bit(dtype, threads, k):
+    rng = np.random.default_rng(k)
     keep = np.ones(400)
     keep[7] = 0  # an empty row
     X = sp.csr_matrix(sp.diags(keep) @ sp.random(400, 250, density=0.05, random_state=2)
                       ).astype(dtype)
-    U, V = rng.random((250, 6)).astype(dtype), rng.random((400, 6)).astype(dtype)
-    tolerance = 1e-5 if dtype == np.float32 else 1e-12
-    for mkl in ("1", "0"):
-        monkeypatch.setenv("TEXTCLUSTER_MKL", mkl)
-        _compat.mkl_sparse_product.cache_clear()
-        op = SparseOperator(X, threads=threads)
-        if mkl == "0":
-            assert op.mkl is None
-        np.testing.assert_allclose(op.dot(U), X @ U, rtol=tolerance)
-        np.testing.assert_allclose(op.tdot(V), X.T @ V, rtol=tolerance)
-        np.testing.assert_allclose(op.dot(np.asfortranarray(U)), X @ U, rtol=tolerance)
-        np.testing.assert_allclose(op.dot(U.astype(np.float16)), X @ U, rtol=1e-2)  # SciPy's
-    _compat.mkl_sparse_product.cache_clear()
+    U, V = rng.random((250, k)).astype(dtype), rng.random((400, k)).astype(dtype)
+    op = SparseOperator(X, threads=threads)
+    assert np.array_equal(op.dot(U), X @ U)
+    assert np.array_equal(op.tdot(V), X.T.tocsr() @ V)
+    assert np.array_equal(op.dot(np.asfortranarray(U)), X @ U)
+    np.testing.assert_allclose(op.dot(U.astype(np.float16)), X @ U, rtol=1e-2)  # SciPy's
 
 
-def test_mkl_is_used_when_the_fast_extra_is_installed():
-    pytest.importorskip("sparse_dot_mkl")
-    from textcluster import _compat
+def test_product_blocks_balance_entries_or_cost():
+    # 10 rows of 100 entries, then 990 rows of 1: the blocks by entries split the entries in
+    # half; by cost (a row counts 12 entries more) the short rows are shared out too
+    lengths = np.r_[np.full(10, 100), np.ones(990, dtype=int)]
+    indptr = np.r_[0, np.cumsum(lengths)]
+    A = sp.csr_matrix((np.ones(indptr[-1]), np.zeros(indptr[-1], dtype=np.int32), indptr),
+                      shape=(1000, 1))
+    rows = linalg._Rows(A, 2)
+    for spans in (rows.by_entries, rows.by_cost):
+        assert spans[0][0] == 0 and spans[-1][1] == 1000
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert rows.by_entries[0][1] == 10  # 1,000 of 1,990 entries
+    assert rows.by_cost[0][1] == 462  # the first row whose cost to it, 990 + 13 i, is half
 
-    _compat.mkl_sparse_product.cache_clear()
-    assert SparseOperator(sp.eye(3, format="csr")).mkl is not None
 
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_mkl_writes_the_product_in_place_without_reading_it(dtype):
-    # SparseOperator hands MKL a slice of an uninitialized result with β = 0
-    pytest.importorskip("sparse_dot_mkl")
-    from textcluster import _compat
-
-    _compat.mkl_sparse_product.cache_clear()
-    mkl = _compat.mkl_sparse_product()
-    if mkl is None:
-        pytest.skip("MKL does not load")
-    X = sp.random(40, 30, density=0.2, random_state=3, format="csr").astype(dtype)
-    B = np.random.default_rng(3).random((30, 4)).astype(dtype)
-    out = np.full((40, 4), np.nan, dtype=dtype)
-    mkl(X, B, out=out, out_scalar=0.0)
-    np.testing.assert_allclose(out, X @ B, rtol=1e-5)
+def test_sparse_products_sum_in_stored_order_with_wide_indices():
+    # unsorted entries are summed in the order stored, as SciPy sums them; int64 indices
+    rng = np.random.default_rng(5)
+    X = sp.random(60, 40, density=0.3, random_state=5, format="csr", dtype=np.float32)
+    for row in range(X.shape[0]):
+        span = slice(X.indptr[row], X.indptr[row + 1])
+        order = rng.permutation(span.stop - span.start)
+        X.indices[span], X.data[span] = X.indices[span][order], X.data[span][order]
+    X.has_sorted_indices = False
+    wide = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
+                         shape=X.shape)
+    B = (rng.random((40, 20)) * 10.0 ** rng.integers(-6, 6, (40, 20))).astype(np.float32)
+    for A in (X, wide):
+        out = np.full((60, 20), np.nan, dtype=np.float32)  # every entry written
+        linalg._csr_dense_rows(A.indptr, A.indices, A.data, B, out)
+        assert np.array_equal(out, X @ B)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -131,13 +131,14 @@ def test_column_major_copies_by_blocks(shape):
 
 @pytest.mark.parametrize("threads", ["1", "3"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_graph_products_are_the_float64_product(monkeypatch, threads, dtype):
+@pytest.mark.parametrize("k", [4, 8, 9, 17])  # within, at and across the float64 lanes
+def test_graph_products_are_the_float64_product(monkeypatch, threads, dtype, k):
     # the compiled pass over the edges: W V as SciPy's float64 product rounded to V's dtype, bit
     # for bit, in any number of threads; the trace to float64 rounding, into a given array too
     monkeypatch.setenv("TEXTCLUSTER_THREADS", threads)
     X, _ = planted_corpus(seed=3)
     W = graphs.knn_graph(X, 5)
-    V = np.random.default_rng(0).random((X.shape[0], 4)).astype(dtype)
+    V = np.random.default_rng(0).random((X.shape[0], k)).astype(dtype)
     out = np.empty_like(V)
     smoothness, WV = graph_products(W, V, W.sum(1).A1, out=out)
     V64 = V.astype(np.float64)

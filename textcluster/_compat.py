@@ -6,8 +6,8 @@
   ``__sklearn_tags__`` and ``sklearn.utils.validation.validate_data``).
 * :func:`require` imports an optional package (an extra of ``pyproject.toml``) where a feature
   uses it, or raises :class:`~textcluster._errors.MissingDependencyError` naming the extra.
-* :func:`mkl_sparse_product` is MKL's sparse × dense product where the ``fast`` extra is
-  installed (the products then use it without being asked), else None.
+* :func:`mkl_sparse_product` is MKL's sparse product where the ``fast`` extra is installed
+  (the exact kNN graph's similarities then use it without being asked), else None.
 """
 
 import glob

@@ -1,9 +1,10 @@
 """Products with the sparse data matrix, spread over the cores.
 
-SciPy's sparse × dense product runs on one core and releases the GIL, so splitting the rows
-into blocks of equal non-zero count and multiplying them in threads uses every core. Where
-the ``fast`` extra is installed each block is multiplied by MKL's sparse BLAS instead (2.5×
-SciPy's speed on TDT2, one thread each; ``benchmarks/bench_floor.py``).
+:class:`SparseOperator` splits the rows into blocks of about equal cost and multiplies them
+in threads, each by a compiled product (:func:`_csr_dense_rows`) that sums a row's products
+in SciPy's order and with SciPy's operations, so its result is SciPy's bit for bit: on TDT2
+in 0.35 times SciPy's time and 0.5–0.6 times MKL's, on one thread
+(``benchmarks/bench_sparse_products.py``).
 Both ``X`` and ``Xᵀ`` are kept in CSR form so that either product streams rows.
 :func:`gram_matrix` is the one dense ``X Xᵀ`` of the package. :func:`sphere_quadratic` is the
 small dense solver of the unit-column step of GNMF and ANMF (a separable quadratic on the
@@ -20,9 +21,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from .._compat import mkl_sparse_product
 from .._threads import each, n_threads
 from ..graph._exact import _BLOCK_BUDGET  # entries (rows × n) of a block of X Xᵀ at a time
+from ._lanes import LANE_BYTES, lanes_add_scaled, lanes_store, lanes_zero
 
 # documents from which a graph model fits in its graph's locality order (below, results stay
 # exactly those of the given order, and one iteration gains at most a few per cent)
@@ -30,7 +31,10 @@ LOCALITY_MIN_DOCS = 50_000
 # rows of a product's block handed at a time to the update fused with it: the update's
 # temporaries (a few × 8,192 × k numbers) stay in the cache and below the allocator's mmap size
 ROWWISE_ROWS = 8192
-_MKL_DTYPES = (np.float32, np.float64)  # MKL's sparse products: the data and the factor alike
+_COMPILED_DTYPES = (np.float32, np.float64)  # compiled products: the data and the factor alike
+# a row's fixed cost in the compiled product, in entries: TDT2's Xᵀ (k = 30, one thread), the
+# 1,238 terms holding half of its entries in 1.16 ms, the other 34,855 in 1.90 ms
+ROW_ENTRIES = 12
 # blocks of basis columns a unit-basis step moves in turn: each block's columns move together
 # on a bound that is looser the more columns it couples (one block lost NMI on the defaults
 # panel; see unit_basis_step), and each block is one more pass over the rows
@@ -45,10 +49,9 @@ class SparseOperator:
         self.dtype = X.dtype
         self.is_sparse = sp.issparse(X)
         self.threads = threads or n_threads()
-        self.mkl = mkl_sparse_product() if self.is_sparse else None
         if self.is_sparse:
-            self._rows = _row_blocks(sp.csr_matrix(X), self.threads)
-            self._cols = _row_blocks(sp.csr_matrix(X.T), self.threads)
+            self._rows = _Rows(sp.csr_matrix(X), self.threads)
+            self._cols = _Rows(sp.csr_matrix(X.T), self.threads)
         else:
             self._X = np.asarray(X)
 
@@ -65,30 +68,72 @@ class SparseOperator:
             return self._product(self._cols, B, rowwise)
         return _apply(self._X.T @ B, rowwise)
 
-    def _product(self, blocks, B, rowwise):
-        out = np.empty((blocks[-1][1], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
-        mkl = self.mkl if B.dtype == self.dtype and self.dtype in _MKL_DTYPES else None
-        if mkl is not None:
+    def _product(self, rows, B, rowwise):
+        A = rows.matrix
+        out = np.empty((A.shape[0], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
+        compiled = B.dtype == self.dtype and self.dtype in _COMPILED_DTYPES
+        if compiled:
             B = np.ascontiguousarray(B)
 
-        def work(block):
-            start, stop, A = block
-            if mkl is None:
-                out[start:stop] = A @ B
-            else:  # written in place (β = 0: ``out`` is not read)
-                mkl(A, B, out=out[start:stop], out_scalar=0.0)
+        def work(span):
+            start, stop = span
+            if compiled:  # the rows' entries where they are: no copy of the block
+                _csr_dense_rows(A.indptr[start:stop + 1], A.indices, A.data, B, out[start:stop])
+            else:
+                out[start:stop] = A[start:stop] @ B
             if rowwise is not None:
                 _apply(out[start:stop], rowwise, start)
 
-        each(work, blocks)
+        each(work, rows.by_entries if rowwise is not None else rows.by_cost)
         return out
 
     def squared_norm(self):
         """``‖X‖²_F``."""
         if self.is_sparse:  # over all of X at once: the same value whatever the threads
-            data = np.concatenate([A.data for _, _, A in self._rows]).astype(np.float64)
+            A = self._rows.matrix
+            data = A.data[:A.indptr[-1]].astype(np.float64)
             return float(np.dot(data, data))
         return float(np.vdot(self._X, self._X))
+
+
+class _Rows:
+    """A CSR matrix and its rows split for ``parts`` threads: ``by_cost`` in blocks of about
+    equal cost of the compiled product (a row costs about ``ROW_ENTRIES`` entries more than its
+    own), ``by_entries`` of about equal entries, where each block's rows are then handed to an
+    update (whose chunks, and so whose BLAS calls, the blocks' bounds set)."""
+
+    def __init__(self, matrix, parts):
+        self.matrix = matrix
+        self.by_entries = _row_spans(matrix, parts)
+        self.by_cost = _row_spans(matrix, parts, ROW_ENTRIES)
+
+
+@numba.njit(nogil=True, cache=True)
+def _csr_dense_rows(indptr, indices, data, B, out):
+    """``out = A @ B`` for the CSR matrix ``(data, indices, indptr)`` and C-contiguous ``B`` and
+    ``out`` of its dtype. Each row's products are summed in the order of its stored entries,
+    multiplied then added, as SciPy sums them (the same values bit for bit), a register of
+    columns at a time (:mod:`._lanes`), two registers (up to 32 float32 columns) for each pass
+    over the row's entries."""
+    k = B.shape[1]
+    flat_b, flat_out = B.reshape(-1), out.reshape(-1)
+    lanes = LANE_BYTES // B.itemsize
+    for i in range(out.shape[0]):
+        entries = range(np.uint64(indptr[i]), np.uint64(indptr[i + 1]))  # no wrap-around
+        for c in range(0, k, 2 * lanes):
+            first = min(lanes, k - c)
+            second = min(lanes, k - c - first)
+            low, high = lanes_zero(B), lanes_zero(B)
+            if second > 0:
+                for p in entries:
+                    at = indices[p] * k + c
+                    low = lanes_add_scaled(low, data[p], flat_b, at, first)
+                    high = lanes_add_scaled(high, data[p], flat_b, at + lanes, second)
+                lanes_store(high, flat_out, i * k + c + lanes, second)
+            else:
+                for p in entries:
+                    low = lanes_add_scaled(low, data[p], flat_b, indices[p] * k + c, first)
+            lanes_store(low, flat_out, i * k + c, first)
 
 
 def locality_order(W, min_docs: int | None = None) -> np.ndarray | None:
@@ -136,16 +181,22 @@ def graph_products(W, V, degree, out=None) -> tuple[float, np.ndarray]:
 @numba.njit(nogil=True, cache=True)
 def _graph_rows(indptr, indices, data, V, degree, WV, start, stop):
     """Rows ``start:stop`` of :func:`graph_products`: ``WV[i] = Σ_j w_ij v_j`` and the sum of
-    ``v_iᵀ(d_i v_i − (W V)_i)`` over the rows (compiled; runs without the GIL)."""
+    ``v_iᵀ(d_i v_i − (W V)_i)`` over the rows (compiled; runs without the GIL; ``V``
+    C-contiguous). Every sum is made in float64 in the order of the edges, then of the columns
+    and rows."""
     k = V.shape[1]
     row = np.empty(k)
+    flat_v = V.reshape(-1)
+    lanes = LANE_BYTES // row.itemsize
     total = 0.0
     for i in range(start, stop):
-        row[:] = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j, weight = indices[e], np.float64(data[e])
-            for c in range(k):
-                row[c] += weight * np.float64(V[j, c])
+        edges = range(np.uint64(indptr[i]), np.uint64(indptr[i + 1]))  # no wrap-around
+        for c in range(0, k, lanes):  # row = Σ_e w_e v_j in float64, a register at a time
+            count = min(lanes, k - c)
+            sums = lanes_zero(row)
+            for e in edges:
+                sums = lanes_add_scaled(sums, data[e], flat_v, indices[e] * k + c, count)
+            lanes_store(sums, row, c, count)
         for c in range(k):
             value = np.float64(V[i, c])
             total += value * (degree[i] * value - row[c])
@@ -169,19 +220,16 @@ def _transpose_rows(out, A, start, stop, rows=256):
         out[:, a:b] = A[a:b].T
 
 
-def _row_spans(A, parts):
+def _row_spans(A, parts, row_entries=0):
     """``[(start, stop)]``: the rows of CSR ``A`` in at most ``parts`` blocks of about equal
-    non-zeros (one block when there are fewer than two rows per part)."""
+    non-zeros, each row counted with ``row_entries`` more (one block when there are fewer
+    than two rows per part)."""
     if parts <= 1 or A.shape[0] < 2 * parts:
         return [(0, A.shape[0])]
-    targets = A.indptr[-1] * np.arange(1, parts) / parts
-    cuts = np.unique(np.r_[0, np.searchsorted(A.indptr, targets), A.shape[0]])
+    cost = A.indptr + row_entries * np.arange(A.shape[0] + 1)
+    targets = cost[-1] * np.arange(1, parts) / parts
+    cuts = np.unique(np.r_[0, np.searchsorted(cost, targets), A.shape[0]])
     return list(zip(cuts[:-1], cuts[1:]))
-
-
-def _row_blocks(A, parts):
-    """``[(start, stop, A[start:stop])]`` with about equal non-zeros per block."""
-    return [(a, b, A[a:b]) for a, b in _row_spans(A, parts)]
 
 
 def gram_matrix(X) -> np.ndarray:

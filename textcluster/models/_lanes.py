@@ -1,0 +1,122 @@
+"""A vector register's worth of numbers in compiled (Numba) code: the lanes of the sparse ×
+dense product of :mod:`._linalg`.
+
+Numba's loop vectorizer does not vectorize a sparse row times a dense matrix: the loop over
+the columns is short, its trip count is not known, and its sums must stay in registers across
+the row's non-zeros. :class:`Lanes` is one 64-byte register (16 float32 or 8 float64 numbers;
+two 256-bit or four 128-bit registers where the CPU has no 512-bit ones), and the intrinsics
+below load, scale, add and store it through LLVM's masked loads and stores, so that the last
+lanes of a row need no scalar loop and no lane past the row is read or written. They multiply
+and then add, as separate IEEE operations (no fused multiply–add), so a sum over the same
+products in the same order is the same bit for bit as SciPy's.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, models, register_model
+
+LANE_BYTES = 64
+
+
+class Lanes(types.Type):
+    """``LANE_BYTES`` of one floating dtype, held in a vector register."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        super().__init__(name=f"Lanes({dtype})")
+
+    @property
+    def count(self) -> int:
+        return LANE_BYTES * 8 // self.dtype.bitwidth
+
+
+@register_model(Lanes)
+class _LanesModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        scalar = dmm.lookup(fe_type.dtype).get_value_type()
+        super().__init__(dmm, fe_type, ir.VectorType(scalar, fe_type.count))
+
+
+def _splat(builder, value, vector_type):
+    zero = ir.Constant(ir.IntType(32), 0)
+    single = builder.insert_element(ir.Constant(vector_type, None), value, zero)
+    return builder.shuffle_vector(
+        single, single, ir.Constant(ir.VectorType(ir.IntType(32), vector_type.count),
+                                    [0] * vector_type.count))
+
+
+def _first(builder, count, lanes):
+    """The mask of the first ``count`` of ``lanes`` lanes."""
+    i64 = ir.IntType(64)
+    count = builder.sext(count, i64) if count.type.width < 64 else count
+    index = ir.Constant(ir.VectorType(i64, lanes), list(range(lanes)))
+    return builder.icmp_signed("<", index, _splat(builder, count, ir.VectorType(i64, lanes)))
+
+
+def _masked(builder, name, vector, returns, arguments):
+    """LLVM's ``llvm.masked.load`` / ``llvm.masked.store`` for ``vector``."""
+    suffix = "f32" if vector.element == ir.FloatType() else "f64"
+    function = ir.FunctionType(returns, arguments)
+    return cgutils.get_or_insert_function(builder.module, function,
+                                          f"llvm.masked.{name}.v{vector.count}{suffix}.p0")
+
+
+def _address(context, builder, array_type, array, offset):
+    return builder.gep(context.make_array(array_type)(context, builder, array).data, [offset])
+
+
+@intrinsic
+def lanes_zero(typingctx, like):
+    """Lanes of ``like``'s dtype, all 0."""
+    lanes = Lanes(like.dtype)
+
+    def codegen(context, builder, signature, args):
+        return ir.Constant(context.get_value_type(lanes), None)
+
+    return lanes(like), codegen
+
+
+@intrinsic
+def lanes_add_scaled(typingctx, lanes, scale, array, offset, count):
+    """``lanes + scale · array[offset : offset + count]`` in the first ``count`` lanes (the
+    others are ``lanes``'); ``array`` 1-D and contiguous, of ``lanes``' dtype or a narrower
+    one (float32 numbers into float64 lanes, each converted exactly), ``scale`` converted to
+    ``lanes``' dtype."""
+
+    def codegen(context, builder, signature, args):
+        total, factor, values, start, used = args
+        vector = total.type
+        stored = ir.VectorType(context.get_value_type(array.dtype), vector.count)
+        factor = context.cast(builder, factor, signature.args[1], lanes.dtype)
+        where = _address(context, builder, signature.args[2], values, start)
+        mask = _first(builder, used, vector.count)
+        load = _masked(builder, "load", stored, stored,
+                       [where.type, ir.IntType(32), mask.type, stored])
+        align = ir.Constant(ir.IntType(32), array.dtype.bitwidth // 8)
+        loaded = builder.call(load, [where, align, mask, ir.Constant(stored, None)])
+        if stored != vector:
+            loaded = builder.fpext(loaded, vector)
+        return builder.fadd(total, builder.fmul(_splat(builder, factor, vector), loaded))
+
+    return lanes(lanes, scale, array, offset, count), codegen
+
+
+@intrinsic
+def lanes_store(typingctx, lanes, array, offset, count):
+    """``array[offset : offset + count]`` = the first ``count`` lanes."""
+
+    def codegen(context, builder, signature, args):
+        total, values, start, used = args
+        vector = total.type
+        where = _address(context, builder, signature.args[1], values, start)
+        mask = _first(builder, used, vector.count)
+        store = _masked(builder, "store", vector, ir.VoidType(),
+                        [vector, where.type, ir.IntType(32), mask.type])
+        align = ir.Constant(ir.IntType(32), lanes.dtype.bitwidth // 8)
+        builder.call(store, [total, where, align, mask])
+        return context.get_dummy_value()
+
+    return types.void(lanes, array, offset, count), codegen
