@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.decomposition import NMF as SklearnNMF
 
 from textcluster import graph as graphs
@@ -75,6 +77,25 @@ def test_sparse_products_are_scipys_bit_for_bit(dtype, threads, k):
     assert np.array_equal(op.tdot(V), X.T.tocsr() @ V)
     assert np.array_equal(op.dot(np.asfortranarray(U)), X @ U)
     np.testing.assert_allclose(op.dot(U.astype(np.float16)), X @ U, rtol=1e-2)  # SciPy's
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 30), st.integers(0, 40), st.floats(0.0, 1.0),
+       st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
+def test_compiled_product_is_scipys_on_any_matrix(n, m, k, density, dtype, seed):
+    # any shape (empty ones too), density and scale, entries in a random stored order
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=density, random_state=seed, format="csr", dtype=np.float64)
+    X.data *= 10.0 ** rng.integers(-8, 8, X.nnz)
+    for row in range(n):
+        span = slice(X.indptr[row], X.indptr[row + 1])
+        order = rng.permutation(span.stop - span.start)
+        X.indices[span], X.data[span] = X.indices[span][order], X.data[span][order]
+    X = X.astype(dtype)
+    B = (rng.standard_normal((m, k)) * 10.0 ** rng.integers(-8, 8, (m, k))).astype(dtype)
+    out = np.empty((n, k), dtype=dtype)
+    linalg._csr_dense_rows(X.indptr, X.indices, X.data, B, out)
+    assert np.array_equal(out, X @ B)
 
 
 def test_product_blocks_balance_entries_or_cost():
