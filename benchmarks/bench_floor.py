@@ -3,10 +3,11 @@ the iteration's own products, measured on full TDT2 (9,394 × 36,093 tf-idf, k =
 
 Measured in one process: the copy bandwidth (``np.copyto`` of 512 MB), the two sparse × dense
 products of an iteration (``X U`` and ``Xᵀ V``, one thread: SciPy's, textcluster's compiled
-one, and MKL's where the ``fast`` extra is installed) with their bytes and FLOPs, and the ``m × k × k`` / ``n × k × k``
-dense products (one BLAS thread). From these, two floors for one iteration: moving the data
-once at the copy bandwidth, and the products at their measured one-thread rates (the faster
-library's) split over the cores. Compare with ``bench_gnmf_iteration.py``.
+one, and MKL's where the ``fast`` extra is installed) with their bytes and FLOPs, and the
+``m × k × k`` / ``n × k × k`` dense products (one BLAS thread). From these, two floors for one
+iteration: moving the data once at the copy bandwidth, and the products at their measured
+one-thread rates (the fastest library's) split over the cores. Compare with
+``bench_gnmf_iteration.py``.
 
     python benchmarks/bench_floor.py --json benchmarks/results/floor.json
 """

@@ -79,22 +79,31 @@ def test_sparse_products_are_scipys_bit_for_bit(dtype, threads, k):
     np.testing.assert_allclose(op.dot(U.astype(np.float16)), X @ U, rtol=1e-2)  # SciPy's
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 40), st.integers(0, 30), st.integers(0, 40), st.floats(0.0, 1.0),
-       st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
-def test_compiled_product_is_scipys_on_any_matrix(n, m, k, density, dtype, seed):
-    # any shape (empty ones too), density and scale, entries in a random stored order
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, m, density=density, random_state=seed, format="csr", dtype=np.float64)
-    X.data *= 10.0 ** rng.integers(-8, 8, X.nnz)
-    for row in range(n):
+def _in_random_stored_order(X, rng):
+    """``X`` (CSR) with each row's entries stored in a random order."""
+    for row in range(X.shape[0]):
         span = slice(X.indptr[row], X.indptr[row + 1])
         order = rng.permutation(span.stop - span.start)
         X.indices[span], X.data[span] = X.indices[span][order], X.data[span][order]
-    X = X.astype(dtype)
+    X.has_sorted_indices = False
+    return X
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 30), st.integers(0, 40), st.floats(0.0, 1.0),
+       st.sampled_from([np.float32, np.float64]), st.sampled_from([np.int32, np.int64]),
+       st.integers(0, 2**32 - 1))
+def test_compiled_product_is_scipys_on_any_matrix(n, m, k, density, dtype, index_dtype, seed):
+    # any shape (empty ones too), density and scale, entries in a random stored order (a
+    # sorted sum differs), 32- or 64-bit indices
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=density, random_state=seed, format="csr", dtype=np.float64)
+    X.data *= 10.0 ** rng.integers(-8, 8, X.nnz)
+    X = _in_random_stored_order(X, rng).astype(dtype)
     B = (rng.standard_normal((m, k)) * 10.0 ** rng.integers(-8, 8, (m, k))).astype(dtype)
-    out = np.empty((n, k), dtype=dtype)
-    linalg._csr_dense_rows(X.indptr, X.indices, X.data, B, out)
+    out = np.full((n, k), np.nan, dtype=dtype)  # every entry written
+    linalg._csr_dense_rows(X.indptr.astype(index_dtype), X.indices.astype(index_dtype),
+                           X.data, B, out)
     assert np.array_equal(out, X @ B)
 
 
@@ -111,24 +120,6 @@ def test_product_blocks_balance_entries_or_cost():
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     assert rows.by_entries[0][1] == 10  # 1,000 of 1,990 entries
     assert rows.by_cost[0][1] == 462  # the first row whose cost to it, 990 + 13 i, is half
-
-
-def test_sparse_products_sum_in_stored_order_with_wide_indices():
-    # unsorted entries are summed in the order stored, as SciPy sums them; int64 indices
-    rng = np.random.default_rng(5)
-    X = sp.random(60, 40, density=0.3, random_state=5, format="csr", dtype=np.float32)
-    for row in range(X.shape[0]):
-        span = slice(X.indptr[row], X.indptr[row + 1])
-        order = rng.permutation(span.stop - span.start)
-        X.indices[span], X.data[span] = X.indices[span][order], X.data[span][order]
-    X.has_sorted_indices = False
-    wide = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
-                         shape=X.shape)
-    B = (rng.random((40, 20)) * 10.0 ** rng.integers(-6, 6, (40, 20))).astype(np.float32)
-    for A in (X, wide):
-        out = np.full((60, 20), np.nan, dtype=np.float32)  # every entry written
-        linalg._csr_dense_rows(A.indptr, A.indices, A.data, B, out)
-        assert np.array_equal(out, X @ B)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -2,13 +2,14 @@
 dense product and of the graph term of :mod:`._linalg`.
 
 Numba's loop vectorizer makes slow code of a sparse row times a dense matrix (on TDT2, 7.9
-against MKL's 5.8 ms): the loop over the columns is short, its trip count is not known, and
-its sums must stay in registers across the row's non-zeros. :class:`Lanes` is one 64-byte register (16 float32 or 8 float64 numbers;
-two 256-bit or four 128-bit registers where the CPU has no 512-bit ones), and the intrinsics
-below load, scale, add and store it through LLVM's masked loads and stores, so that the last
-lanes of a row need no scalar loop and no lane past the row is read or written. They multiply
-and then add, as separate IEEE operations (no fused multiply–add), so a sum over the same
-products in the same order is the same bit for bit as SciPy's.
+against MKL's 5.8 ms): the loop over the columns is short, its trip count is not known, and its
+sums must stay in registers across the row's non-zeros. :class:`Lanes` is one 64-byte register
+(16 float32 or 8 float64 numbers; two 256-bit or four 128-bit registers where the CPU has no
+512-bit ones), and the intrinsics below load, scale, add and store it through LLVM's masked
+loads and stores, so that the last lanes of a row need no scalar loop and no lane past the row
+is read or written. They multiply and then add, as separate IEEE operations (no fused
+multiply–add), so a sum over the same products in the same order is the same bit for bit as
+SciPy's.
 """
 
 from __future__ import annotations
