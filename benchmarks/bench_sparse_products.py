@@ -4,7 +4,7 @@ product against MKL's sparse BLAS (``sparse_dot_mkl``, the ``fast`` extra) and S
 Data: full TDT2 (the 9,394 × 36,093 tf-idf matrix of ``represent``, 1.22 M non-zeros), random
 dense factors with ``--k`` columns; ``X U`` (CSR X) and ``Xᵀ V`` (CSR Xᵀ), float32 and float64.
 Each repeat times every contender once, in a new order (``_common.interleaved``); one thread
-each (the products' threads are textcluster's own, one block per thread). The results are
+each (``SparseOperator(X, threads=1)``, the models' operator, one block). The results are
 checked equal bit for bit to SciPy's.
 
     python benchmarks/bench_sparse_products.py --repeats 31 --json benchmarks/results/sparse_products.json
@@ -15,13 +15,7 @@ import _common as common
 from threadpoolctl import threadpool_limits
 
 from textcluster._compat import mkl_sparse_product
-from textcluster.models._linalg import _csr_dense_rows
-
-
-def compiled(A, B):
-    out = np.empty((A.shape[0], B.shape[1]), dtype=B.dtype)
-    _csr_dense_rows(A.indptr, A.indices, A.data, B, out)
-    return out
+from textcluster.models._linalg import SparseOperator
 
 
 def main():
@@ -42,11 +36,13 @@ def main():
     with threadpool_limits(1):
         for dtype in (np.float32, np.float64):
             A = X.astype(dtype).tocsr()
-            for name, M in (("X U", A), ("Xt V", A.T.tocsr())):
+            operator = SparseOperator(A, threads=1)  # the models' products, on one thread
+            for name, M, compiled in (("X U", A, operator.dot),
+                                      ("Xt V", A.T.tocsr(), operator.tdot)):
                 B = rng.random((M.shape[1], args.k)).astype(dtype)
-                if not np.array_equal(compiled(M, B), M @ B):
+                if not np.array_equal(compiled(B), M @ B):
                     raise SystemExit(f"{name} {dtype.__name__}: not SciPy's product bit for bit")
-                contenders = {"textcluster": lambda: compiled(M, B), "scipy": lambda: M @ B}
+                contenders = {"textcluster": lambda: compiled(B), "scipy": lambda: M @ B}
                 if mkl is not None:
                     contenders["mkl"] = lambda: mkl(M, B)
                 samples = common.interleaved(

@@ -62,7 +62,7 @@ def require(module: str, extra: str, feature: str, package: str | None = None) -
 
 @lru_cache(maxsize=1)
 def mkl_sparse_product() -> Callable | None:
-    """``sparse_dot_mkl.dot_product_mkl`` (CSR × dense in MKL's sparse BLAS) with MKL on one
+    """``sparse_dot_mkl.dot_product_mkl`` (sparse products in MKL's sparse BLAS) with MKL on one
     thread per call (the callers run their own threads), or None when the ``fast`` extra is
     not installed or MKL does not load; ``TEXTCLUSTER_MKL=0`` also gives None.
 
