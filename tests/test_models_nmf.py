@@ -107,6 +107,62 @@ def test_compiled_product_is_scipys_on_any_matrix(n, m, k, density, dtype, index
     assert np.array_equal(out, X @ B)
 
 
+def _scaled_normals(rng, shape, dtype):
+    """Normal numbers times powers of ten from 10⁻⁸ to 10⁷, some −0.0, in ``dtype``."""
+    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    values[rng.random(shape) < 0.1] = -0.0
+    return values.astype(dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 40), st.data(),
+       st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
+def test_compiled_clip_is_the_loop_as_written(n, k, data, dtype, seed):
+    # [g + XᵗV]₊ into U's block of columns, the old U into XᵗV, and the squares summed in
+    # float64 row after row: the same bits as the scalar loop, −0.0 kept as max(x, 0.0) does
+    width = data.draw(st.integers(1, k))
+    start = data.draw(st.integers(0, k - width))
+    rng = np.random.default_rng(seed)
+    U, XtV = _scaled_normals(rng, (n, k), dtype), _scaled_normals(rng, (n, k), dtype)
+    g = _scaled_normals(rng, (n, width), dtype)
+    g[: n // 3] = -XtV[: n // 3, start:start + width]  # exact zeros
+    block = slice(start, start + width)
+    value = g + XtV[:, block]
+    value = np.where(value < 0, dtype(0), value)
+    expected_U, expected_XtV = U.copy(), XtV.copy()
+    expected_U[:, block], expected_XtV[:, block] = value, U[:, block]
+    squares = linalg._clip_block(U, g, XtV, start)
+    assert U.tobytes() == expected_U.tobytes() and XtV.tobytes() == expected_XtV.tobytes()
+    in_row_order = np.cumsum(value.astype(np.float64) ** 2, axis=0)[-1] if n else np.zeros(width)
+    assert squares.tobytes() == in_row_order.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 40), st.sampled_from([np.float32, np.float64]),
+       st.sampled_from(["python", "same", "wider"]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_compiled_graph_document_update_is_numpys(n, k, dtype, lam_type, floored, seed):
+    # the compiled pass where NumPy would compute in V's dtype (the same bits); NumPy's own
+    # operations where it would not (a float64 λ with float32 factors)
+    rng = np.random.default_rng(seed)
+    V, XU, WV = (np.abs(_scaled_normals(rng, (n, k), dtype)) for _ in range(3))
+    V[rng.random((n, k)) < 0.2] = 0.0
+    UtU = np.abs(_scaled_normals(rng, (k, k), dtype))
+    degree = np.abs(_scaled_normals(rng, n, dtype))
+    lam = float(rng.random() * 10.0 ** rng.integers(-3, 6))
+    lam = {"python": lam, "same": dtype(lam), "wider": np.float64(lam)}[lam_type]
+    floor = normal_floor(V) if floored else 0.0
+    expected = V.copy()  # the NumPy operations of update_documents, as written
+    numerator = XU + lam * WV
+    denominator = expected @ UtU
+    denominator += lam * degree[:, None] * expected
+    np.maximum(denominator, 1e-10, out=denominator)
+    expected *= np.divide(numerator, denominator, out=denominator)
+    if floor:
+        np.maximum(expected, floor, out=expected)
+    update_documents(V, XU, UtU, lam, WV, degree, floor)
+    assert V.tobytes() == expected.tobytes()
+
+
 def test_product_blocks_balance_entries_or_cost():
     # 10 rows of 100 entries, then 990 rows of 1: the blocks by entries split the entries in
     # half; by cost (a row counts 12 entries more) the short rows are shared out too

@@ -70,6 +70,18 @@ def _address(context, builder, array_type, array, offset):
     return builder.gep(context.make_array(array_type)(context, builder, array).data, [offset])
 
 
+def _load(context, builder, array_type, array, offset, count, vector):
+    """``array[offset : offset + count]`` in the first ``count`` lanes of ``vector`` (the others
+    0), each number converted exactly from ``array``'s dtype (the same or a narrower one)."""
+    stored = ir.VectorType(context.get_value_type(array_type.dtype), vector.count)
+    where = _address(context, builder, array_type, array, offset)
+    mask = _first(builder, count, vector.count)
+    load = _masked(builder, "load", stored, stored, [where.type, ir.IntType(32), mask.type, stored])
+    align = ir.Constant(ir.IntType(32), array_type.dtype.bitwidth // 8)
+    loaded = builder.call(load, [where, align, mask, ir.Constant(stored, None)])
+    return loaded if stored == vector else builder.fpext(loaded, vector)
+
+
 @intrinsic
 def lanes_zero(typingctx, like):
     """Lanes of ``like``'s dtype, all 0."""
@@ -82,42 +94,113 @@ def lanes_zero(typingctx, like):
 
 
 @intrinsic
+def lanes_load(typingctx, like, array, offset, count):
+    """Lanes of ``like``'s dtype: ``array[offset : offset + count]`` in the first ``count``
+    lanes, the others 0; ``array`` 1-D and contiguous, of ``like``'s dtype or a narrower one
+    (each number converted exactly)."""
+    lanes = Lanes(like.dtype)
+
+    def codegen(context, builder, signature, args):
+        vector = context.get_value_type(lanes)
+        return _load(context, builder, signature.args[1], args[1], args[2], args[3], vector)
+
+    return lanes(like, array, offset, count), codegen
+
+
+@intrinsic
 def lanes_add_scaled(typingctx, lanes, scale, array, offset, count):
     """``lanes + scale · array[offset : offset + count]`` in the first ``count`` lanes (the
-    others are ``lanes``'); ``array`` 1-D and contiguous, of ``lanes``' dtype or a narrower
-    one (float32 numbers into float64 lanes, each converted exactly), ``scale`` converted to
+    others are ``lanes``'); ``array`` as in :func:`lanes_load`, ``scale`` converted to
     ``lanes``' dtype."""
 
     def codegen(context, builder, signature, args):
         total, factor, values, start, used = args
         vector = total.type
-        stored = ir.VectorType(context.get_value_type(array.dtype), vector.count)
         factor = context.cast(builder, factor, signature.args[1], lanes.dtype)
-        where = _address(context, builder, signature.args[2], values, start)
-        mask = _first(builder, used, vector.count)
-        load = _masked(builder, "load", stored, stored,
-                       [where.type, ir.IntType(32), mask.type, stored])
-        align = ir.Constant(ir.IntType(32), array.dtype.bitwidth // 8)
-        loaded = builder.call(load, [where, align, mask, ir.Constant(stored, None)])
-        if stored != vector:
-            loaded = builder.fpext(loaded, vector)
+        loaded = _load(context, builder, signature.args[2], values, start, used, vector)
         return builder.fadd(total, builder.fmul(_splat(builder, factor, vector), loaded))
 
     return lanes(lanes, scale, array, offset, count), codegen
 
 
 @intrinsic
+def lanes_add(typingctx, first, second):
+    """``first + second``, lane by lane."""
+
+    def codegen(context, builder, signature, args):
+        return builder.fadd(*args)
+
+    return first(first, second), codegen
+
+
+@intrinsic
+def lanes_multiply(typingctx, first, second):
+    """``first · second``, lane by lane."""
+
+    def codegen(context, builder, signature, args):
+        return builder.fmul(*args)
+
+    return first(first, second), codegen
+
+
+@intrinsic
+def lanes_rounded(typingctx, lanes, like):
+    """Each lane rounded to ``like``'s dtype (a narrower one, or the same: unchanged) and
+    converted back exactly: the result of an operation in the narrower dtype, when the lanes
+    hold that operation's exact or correctly rounded result (a sum or product of two narrower
+    numbers in float64 rounds to the float32 sum or product: 53 ≥ 2 · 24 + 2 bits)."""
+
+    def codegen(context, builder, signature, args):
+        vector = args[0].type
+        narrow = ir.VectorType(context.get_value_type(like.dtype), vector.count)
+        if narrow == vector:
+            return args[0]
+        return builder.fpext(builder.fptrunc(args[0], narrow), vector)
+
+    return lanes(lanes, like), codegen
+
+
+@intrinsic
+def lanes_divide(typingctx, first, second):
+    """``first / second``, lane by lane."""
+
+    def codegen(context, builder, signature, args):
+        return builder.fdiv(*args)
+
+    return first(first, second), codegen
+
+
+@intrinsic
+def lanes_at_least(typingctx, lanes, bound):
+    """``bound`` where a lane is below it, else the lane (NaN kept): ``np.maximum(x, bound)``,
+    and Numba's ``max(x, bound)`` (which keeps −0.0 against a bound of 0.0); ``bound``
+    converted to ``lanes``' dtype."""
+
+    def codegen(context, builder, signature, args):
+        value = args[0]
+        bound = context.cast(builder, args[1], signature.args[1], lanes.dtype)
+        bound = _splat(builder, bound, value.type)
+        return builder.select(builder.fcmp_ordered("<", value, bound), bound, value)
+
+    return lanes(lanes, bound), codegen
+
+
+@intrinsic
 def lanes_store(typingctx, lanes, array, offset, count):
-    """``array[offset : offset + count]`` = the first ``count`` lanes."""
+    """``array[offset : offset + count]`` = the first ``count`` lanes, converted to ``array``'s
+    dtype (the lanes' or a narrower one; exact where each lane holds a number of it)."""
 
     def codegen(context, builder, signature, args):
         total, values, start, used = args
         vector = total.type
+        stored = ir.VectorType(context.get_value_type(array.dtype), vector.count)
+        if stored != vector:
+            total = builder.fptrunc(total, stored)
         where = _address(context, builder, signature.args[1], values, start)
         mask = _first(builder, used, vector.count)
-        store = _masked(builder, "store", vector, ir.VoidType(),
-                        [vector, where.type, ir.IntType(32), mask.type])
-        align = ir.Constant(ir.IntType(32), lanes.dtype.bitwidth // 8)
+        store = _masked(builder, "store", stored, ir.VoidType(),
+                        [stored, where.type, ir.IntType(32), mask.type])
+        align = ir.Constant(ir.IntType(32), array.dtype.bitwidth // 8)
         builder.call(store, [total, where, align, mask])
         return context.get_dummy_value()
 

@@ -22,8 +22,8 @@ from ._attach import ATTACHMENT_STATE, GraphAttachment
 from ._base import (EPS, Context, Factors, FactorizationModel, Seed, check_custom_factor, extend,
                     kept_copy, shared_parameters)
 from ._codes import basis_codes
-from ._linalg import (SparseOperator, column_major, graph_products, locality_order,
-                      sphere_quadratic, sphere_value, unit_columns)
+from ._linalg import (SparseOperator, column_major, graph_document_update, graph_products,
+                      locality_order, sphere_quadratic, sphere_value, unit_columns)
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
 from .cluster_count import NComponents
@@ -90,8 +90,10 @@ def update_basis(U, V, XtV, VtV=None):
 def update_documents(V, XU, UtU, lam=0.0, WV=None, degree=None, floor=0.0):
     """``V ← V ⊙ (XU + λ W V) / (V UᵀU + λ D V)`` (Cai et al. 2011, eq. 16 transposed), then
     ``max(V, floor)`` when a ``floor`` is given (:func:`normal_floor`)."""
-    numerator = XU if WV is None else XU + lam * WV
     denominator = V @ UtU
+    if WV is not None and graph_document_update(V, XU, WV, degree, denominator, lam, EPS, floor):
+        return
+    numerator = XU if WV is None else XU + lam * WV
     if WV is not None:
         denominator += lam * degree[:, None] * V
     np.maximum(denominator, EPS, out=denominator)
