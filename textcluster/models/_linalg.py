@@ -309,7 +309,13 @@ def unit_columns(U, XtV, VtV, blocks: int = UNIT_BLOCKS) -> np.ndarray:
     and one compiled pass that clips ``g_b`` into ``U``); the norms are known only after the
     pass, so ``U`` holds the moved columns unscaled and the later blocks' matrices take the
     scales in. A last pass scales them and sums ``UᵀU``. The chunks' sums are added in their
-    order, so the result does not depend on the number of threads."""
+    order, so the result does not depend on the number of threads. The compiled pass works
+    on C-contiguous rows: another layout of ``U`` is worked on in a C-contiguous copy."""
+    if not (U.flags.c_contiguous and XtV.flags.c_contiguous):
+        rows = np.ascontiguousarray(U)
+        gram = unit_columns(rows, np.ascontiguousarray(XtV), VtV, blocks)
+        U[...] = rows
+        return gram
     G = VtV.astype(np.float64)
     k = U.shape[1]
     block = -(-k // blocks)
