@@ -123,24 +123,24 @@ def lanes_add_scaled(typingctx, lanes, scale, array, offset, count):
     return lanes(lanes, scale, array, offset, count), codegen
 
 
-@intrinsic
-def lanes_add(typingctx, first, second):
-    """``first + second``, lane by lane."""
+def _lane_by_lane(name, instruction, symbol):
+    """The intrinsic ``name(first, second)``: ``first symbol second``, lane by lane, by
+    LLVM's ``instruction``."""
 
-    def codegen(context, builder, signature, args):
-        return builder.fadd(*args)
+    def typer(typingctx, first, second):
+        def codegen(context, builder, signature, args):
+            return getattr(builder, instruction)(*args)
 
-    return first(first, second), codegen
+        return first(first, second), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = f"``first {symbol} second``, lane by lane."
+    return intrinsic(typer)
 
 
-@intrinsic
-def lanes_multiply(typingctx, first, second):
-    """``first · second``, lane by lane."""
-
-    def codegen(context, builder, signature, args):
-        return builder.fmul(*args)
-
-    return first(first, second), codegen
+lanes_add = _lane_by_lane("lanes_add", "fadd", "+")
+lanes_multiply = _lane_by_lane("lanes_multiply", "fmul", "·")
+lanes_divide = _lane_by_lane("lanes_divide", "fdiv", "/")
 
 
 @intrinsic
@@ -158,16 +158,6 @@ def lanes_rounded(typingctx, lanes, like):
         return builder.fpext(builder.fptrunc(args[0], narrow), vector)
 
     return lanes(lanes, like), codegen
-
-
-@intrinsic
-def lanes_divide(typingctx, first, second):
-    """``first / second``, lane by lane."""
-
-    def codegen(context, builder, signature, args):
-        return builder.fdiv(*args)
-
-    return first(first, second), codegen
 
 
 @intrinsic
