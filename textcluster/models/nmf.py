@@ -91,13 +91,12 @@ def update_documents(V, XU, UtU, lam=0.0, WV=None, degree=None, floor=0.0):
     """``V ← V ⊙ (XU + λ W V) / (V UᵀU + λ D V)`` (Cai et al. 2011, eq. 16 transposed), then
     ``max(V, floor)`` when a ``floor`` is given (:func:`normal_floor`)."""
     denominator = V @ UtU
-    if WV is not None and graph_document_update(V, XU, WV, degree, denominator, lam, EPS, floor):
-        return
-    numerator = XU if WV is None else XU + lam * WV
     if WV is not None:
+        if graph_document_update(V, XU, WV, degree, denominator, lam, EPS, floor):
+            return  # compiled: the same values
         denominator += lam * degree[:, None] * V
     np.maximum(denominator, EPS, out=denominator)
-    V *= np.divide(numerator, denominator, out=denominator)
+    V *= np.divide(XU if WV is None else XU + lam * WV, denominator, out=denominator)
     if floor:
         np.maximum(V, floor, out=V)
 
@@ -156,8 +155,8 @@ def unit_basis_step(U, XtV, VtV, term_graph=None):
 def _term_graph_columns(U, XtV, VtV, term_graph):
     """:func:`unit_basis_step` with a term graph on column-major ``U`` and ``XtV``
     (overwritten). A column not yet of unit length (a caller's start) takes the step
-    unconditionally, as it does without a term graph: the majorizer bounds the objective on
-    the sphere only, so comparing against a column off it would keep that column forever."""
+    unconditionally, as it does without a term graph: the majorizer bounds the objective on the
+    sphere only, so comparing against a column off it would keep that column forever."""
     mu, Wt, degree = term_graph
     for k in range(U.shape[1]):
         r = XtV[:, k]
@@ -266,8 +265,7 @@ class NMF(NCWWeighting):
     absorbing the scale) and finished the same way. Clusters: k-means on the document factor's
     unit rows (``assign="cosine"``; the papers' k-means on its rows as they are is
     ``assign="kmeans"``, see :func:`textcluster.assign.fit_assignment`). ``init="custom"``:
-    ``W`` (n × k) is the start of the document factor ``V``, ``H`` (k × m) that of the basis
-    ``Uᵀ``.
+    ``W`` (n × k) starts the document factor ``V``, ``H`` (k × m) the basis ``Uᵀ``.
 
     Parameters
     ----------
