@@ -109,6 +109,36 @@ def test_coherence_is_measured_from_the_model_without_the_graph():
     assert choose(path) == 0 and [c.admissible for c in path] == [True, False, False]
 
 
+def test_the_path_ends_at_two_inadmissible_candidates_in_a_row():
+    # the start, the fit at λ = 0, then the path: it ends at the second λ in a row more than
+    # 1 % less coherent than the reference of the candidates so far; one alone does not
+    path = candidates((0.300, 0.2), (0.300, 0.2), (0.299, 0.1), (0.296, 0.05), (0.2995, 0.0),
+                      (0.296, 0.1), (0.295, 0.1), (0.299, 0.0))
+    assert selection.path_end(path) == 6
+    assert selection.path_end(path[:6]) is None
+    # the start and the fit at λ = 0 do not count, whatever their cohesion
+    assert selection.path_end(candidates((0.300, 0.2), (0.280, 0.2), (0.279, 0.1))) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_path_ended_beside_its_scores_is_the_path_ended_in_turn(monkeypatch, seed):
+    # a graph that links the classes: the path ends before its largest λ; scored beside it
+    # (where the path may run one λ further before the score is known), the same candidates,
+    # choice, clusters and count of updates as scored in turn
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=seed)
+    G = linking_graph(y)
+    beside = GNMF(3, graph_check=False, random_state=seed, **FAST).fit(X, graph=G)
+    path = [c for c in beside.lam_selection_["candidates"] if c["start"] == "lsa-kmeans"]
+    assert path[-1]["lam"] < LAM_PATH[-1]
+    assert not path[-1]["admissible"] and not path[-2]["admissible"]
+    monkeypatch.setattr(selection.SelectsGraphStrength, "_beside",
+                        lambda self: InThisThread())
+    in_turn = GNMF(3, graph_check=False, random_state=seed, **FAST).fit(X, graph=G)
+    assert beside.lam_selection_ == in_turn.lam_selection_
+    assert beside.n_iter_ == in_turn.n_iter_
+    assert np.array_equal(beside.labels_, in_turn.labels_)
+
+
 def test_graph_led_candidate_needs_reproducible_clusters_and_fewer_cut_edges():
     def pick(stability, cut, coherence=0.29):
         path = candidates((0.3, 0.2), (0.299, 0.1))
@@ -187,7 +217,7 @@ def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     X, y = planted_corpus(n_per_class=50, noise=0.6, seed=2)
     model = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
     candidates = model.lam_selection_["candidates"]
-    assert len(candidates) == len(LAM_PATH) + 2  # the start, the path, the graph-led fit
+    assert len(candidates) == len(LAM_PATH) + 2  # the start, the whole path, the graph-led fit
     assert {k: candidates[0][k] for k in ("lam", "iterations", "start")} == {
         "lam": 0.0, "iterations": 0, "start": "lsa-kmeans"}
     assert [c["iterations"] for c in candidates[1:3]] == [50, 20]
@@ -200,7 +230,7 @@ def test_the_start_is_the_first_candidate_and_is_returned_as_it_is(monkeypatch):
     monkeypatch.setattr(selection, "choose", lambda *args, **kw: 0)
     start = GNMF(3, graph_check=False, random_state=0, **FAST).fit(X)
     assert start.lam_ == 0.0 and len(start.objective_history_) == 1
-    assert 0 < start.n_iter_ <= start.planned_iterations()  # every update the choice ran
+    assert 0 < start.n_iter_ <= start.planned_iterations()  # the candidates' updates
     lsa = LSIKMeans(3, random_state=0).fit(X).labels_
     assert nmi(lsa, start.labels_) > 0.9
 

@@ -453,7 +453,7 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
     Attributes
     ----------
     components_, labels_, objective_history_ : as in :class:`NMF`.
-    n_iter_ : int, as in :class:`NMF`; with λ chosen, every update the choice ran.
+    n_iter_ : int, as in :class:`NMF`; with λ chosen, the updates of the candidates considered.
     graph_ : (n, n) sparse, the document graph.
     lam_ : float, the λ used.
     lam_selection_ : dict or None, the candidates and their scores (None unless λ was chosen).
