@@ -148,8 +148,10 @@ def test_custom_init_is_used(name):
     a, b = (make_model(name, n_components=3, init="custom", max_iter=5, tol=0, random_state=0)
             .fit(X, W=W, H=H) for _ in range(2))
     np.testing.assert_array_equal(a.components_, b.components_)
-    # every update run: with λ chosen, five at each λ of the path (no graph-led fit)
-    assert a.n_iter_ == (5 * len(a.lam_path) if getattr(a, "lam_selection_", None) else 5)
+    # every update kept: with λ chosen, five at each λ of the path until it ended (after
+    # the start; no graph-led fit)
+    selection = getattr(a, "lam_selection_", None)
+    assert a.n_iter_ == (5 * (len(selection["candidates"]) - 1) if selection else 5)
 
 
 @pytest.mark.parametrize("name", FACTORIZATIONS)

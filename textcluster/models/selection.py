@@ -199,13 +199,13 @@ def _reference(candidates, tolerance):
 
 
 def path_end(candidates, tolerance=COHESION_TOLERANCE):
-    """The index of the candidate that ends the path, or None: the second of the first
-    ``PATH_END_RUN`` candidates in a row along it (after the start and the fit at λ = 0) each
-    inadmissible against those before it and itself. One may fall outside the tolerance and
-    the next within it again (ANMF on CLUTO tr41: λ = 10 at 0.3324 against a bound of
-    0.3326, λ = 30 at 0.3348, chosen at λ = 100); a larger λ smooths the document factor
-    more, and along the development panel's paths no candidate after two inadmissible ones
-    in a row was chosen (see the module docstring)."""
+    """The index of the candidate that ends the path, or None: the last of the first
+    ``PATH_END_RUN`` candidates in a row along it (after the start and the fit at λ = 0) that
+    are each inadmissible against those before them and themselves. One may fall outside the
+    tolerance and the next within it again (ANMF on CLUTO tr41: λ = 10 at 0.3324 against a
+    bound of 0.3326, λ = 30 at 0.3348, chosen at λ = 100); a larger λ smooths the document
+    factor more, and along the development panel's paths no candidate after two inadmissible
+    ones in a row was chosen (see the module docstring)."""
     run = 0
     for j in range(2, len(candidates)):
         bound = (1.0 - tolerance) * _reference(candidates[:j + 1], tolerance)
