@@ -89,6 +89,13 @@ def _in_random_stored_order(X, rng):
     return X
 
 
+def _scaled_normals(rng, shape, dtype):
+    """Normal numbers times powers of ten from 10⁻⁸ to 10⁷, some −0.0, in ``dtype``."""
+    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    values[rng.random(shape) < 0.1] = -0.0
+    return values.astype(dtype)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 40), st.integers(0, 30), st.integers(0, 40), st.floats(0.0, 1.0),
        st.sampled_from([np.float32, np.float64]), st.sampled_from([np.int32, np.int64]),
@@ -100,18 +107,11 @@ def test_compiled_product_is_scipys_on_any_matrix(n, m, k, density, dtype, index
     X = sp.random(n, m, density=density, random_state=seed, format="csr", dtype=np.float64)
     X.data *= 10.0 ** rng.integers(-8, 8, X.nnz)
     X = _in_random_stored_order(X, rng).astype(dtype)
-    B = (rng.standard_normal((m, k)) * 10.0 ** rng.integers(-8, 8, (m, k))).astype(dtype)
+    B = _scaled_normals(rng, (m, k), dtype)
     out = np.full((n, k), np.nan, dtype=dtype)  # every entry written
     linalg._csr_dense_rows(X.indptr.astype(index_dtype), X.indices.astype(index_dtype),
                            X.data, B, out)
     assert np.array_equal(out, X @ B)
-
-
-def _scaled_normals(rng, shape, dtype):
-    """Normal numbers times powers of ten from 10⁻⁸ to 10⁷, some −0.0, in ``dtype``."""
-    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
-    values[rng.random(shape) < 0.1] = -0.0
-    return values.astype(dtype)
 
 
 @settings(max_examples=60, deadline=None)
