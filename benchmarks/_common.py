@@ -73,16 +73,20 @@ def timed(fn: Callable, *args, **kwargs) -> tuple[float, object]:
 
 
 def interleaved(contenders: Mapping[str, Callable[[], object]], repeats: int,
-                on_repeat: Callable[[int, dict], None] | None = None) -> dict[str, list]:
+                on_repeat: Callable[[int, dict], None] | None = None,
+                before: Mapping[str, Callable[[], object]] | None = None) -> dict[str, list]:
     """Call every contender once per repeat, in a new order each repeat (a permutation seeded
     by the repeat's number) so that all of them share the machine's noise and none always
-    runs right after the same other: a rotation keeps the cyclic order, and the BLAS threads
-    scikit-learn leaves spinning slowed the GNMF iteration timed after it by 30 %. Returns
-    each contender's results in repeat order. ``on_repeat(r, results)`` runs after repeat
-    ``r`` (e.g. to log progress)."""
+    runs right after the same other. ``before[name]``, where given, runs right before each
+    call of ``name`` (e.g. the same work untimed, so that what the contender before left
+    running, such as the BLAS threads scikit-learn leaves spinning, is not timed). Returns each
+    contender's results in repeat order. ``on_repeat(r, results)`` runs after repeat ``r``
+    (e.g. to log progress)."""
     results = {name: [] for name in contenders}
     for r in range(repeats):
         for name in np.random.default_rng(r).permutation(list(contenders)):
+            if before and name in before:
+                before[name]()
             results[name].append(contenders[name]())
         if on_repeat is not None:
             on_repeat(r, results)

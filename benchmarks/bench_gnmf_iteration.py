@@ -17,13 +17,13 @@ Contenders (all on the same matrix, in the same process):
 
 GNMF: the hot path is timed directly. ``ctx = model._prepare(X, None, graph)`` is built once
 (the kNN graph is built once by the first ``_prepare(X, None, None)`` and handed to the other
-GNMF contexts, so every GNMF row uses the same graph). In each repeat the factors are drawn
+GNMF contexts, so every GNMF row uses the same graph). In each sample the factors are drawn
 afresh with ``model._random_factors(ctx, RandomState(seed))``, one untimed warm-up
 ``model._update(factors, ctx)`` is made, then ``--iters`` consecutive ``_update`` calls are
 timed; the sample is their total time / ``--iters``. Each ``_update`` includes the objective
-(textcluster evaluates it at every iteration). The calls run with the threads of a fit's update
-loop (``textcluster.models._base.loop_threads``: BLAS on one thread, the sparse products on the
-package's threads); scikit-learn runs as it does by default.
+(textcluster evaluates it at every iteration). The draw and the calls run with the threads of
+a fit's update loop (``textcluster.models._base.loop_threads``: BLAS on one thread, the sparse
+products on the package's threads), as inside a fit; scikit-learn runs as it does by default.
 
 scikit-learn: its update loop is not callable on its own, so the per-iteration cost is
 isolated by differencing: in each repeat ``fit_transform`` is run with
@@ -35,8 +35,14 @@ no objective inside the loop, so its per-iteration figure does NOT include an ob
 evaluation while GNMF's does; ``bench_gnmf_profile.py`` shows what the objective costs GNMF.
 
 Repeats are interleaved: every repeat measures each contender once, in a new seeded order
-(``_common.interleaved``), so that all of them share the machine's noise. Reported: the median over repeats, min/max and the inter-quartile range, the ratio of
-medians GNMF / scikit-learn, and the median of the per-repeat (paired) ratios.
+(``_common.interleaved``), so that all of them share the machine's noise, and each timed
+sample comes right after the same sample of the same contender, untimed: a contender is not
+timed beside what the one before it left running. OpenBLAS's workers spin for about 0.1 s
+after a threaded call, and on two cores that slowed GNMF's iteration by a third after
+scikit-learn's fits (and after a random start drawn with two BLAS threads); scikit-learn's
+after GNMF's was slower too. Reported: the median over repeats, min/max and the inter-quartile
+range, the ratio of medians GNMF / scikit-learn, and the median of the per-repeat (paired)
+ratios.
 
 Output: a plain-text table on stdout; ``--json PATH`` also writes all samples, medians,
 spreads, ratios and machine information. The whole ``textcluster run`` path is timed by
@@ -61,18 +67,20 @@ class GnmfContender:
         self.name, self.model, self.ctx, self.seed, self.iters = name, model, ctx, seed, iters
         self.single_iterations = []
 
-    def measure(self):
-        rng = np.random.RandomState(self.seed)
-        factors = self.model._random_factors(self.ctx, rng)
+    def measure(self, record=True):
+        """The mean of ``--iters`` timed iterations (with ``record``, each also kept in
+        ``single_iterations``)."""
         times = []
-        with loop_threads():  # the threads a fit's update loop runs with
+        with loop_threads():  # the threads a fit's update loop runs with, its start drawn in them
+            factors = self.model._random_factors(self.ctx, np.random.RandomState(self.seed))
             self.model._update(factors, self.ctx)  # warm-up, untimed
             for _ in range(self.iters):
                 seconds, objective = common.timed(self.model._update, factors, self.ctx)
                 times.append(seconds)
         if not np.isfinite(objective):
             raise FloatingPointError(f"{self.name}: objective is not finite")
-        self.single_iterations.extend(times)
+        if record:
+            self.single_iterations.extend(times)
         return sum(times) / self.iters
 
 
@@ -97,11 +105,12 @@ class SklearnContender:
     def warm_up(self):
         self.fit_time(1)
 
-    def measure(self):
+    def measure(self, record=True):
         t1 = self.fit_time(self.n1)
         t2 = self.fit_time(self.n2)
-        self.fit_times[self.n1].append(t1)
-        self.fit_times[self.n2].append(t2)
+        if record:
+            self.fit_times[self.n1].append(t1)
+            self.fit_times[self.n2].append(t2)
         return (t2 - t1) / (self.n2 - self.n1)
 
 
@@ -131,7 +140,12 @@ def iteration_benchmark(args, X, log):
         log(f"repeat {r + 1}/{args.repeats}: " + ", ".join(
             f"{name} {values[-1] * 1e3:.0f} ms" for name, values in samples.items()))
 
-    samples = common.interleaved({c.name: c.measure for c in contenders}, args.repeats, progress)
+    # each sample right after the same work untimed: not after what another contender left running
+    # (after scikit-learn's fits GNMF's iteration took 10.1 ms against 7.2 after its own, and
+    # scikit-learn's 29.3 after GNMF's against 21.5 after its own; medians of 8)
+    samples = common.interleaved({c.name: c.measure for c in contenders}, args.repeats, progress,
+                                 before={c.name: lambda c=c: c.measure(record=False)
+                                         for c in contenders})
     sk_median = common.summarize(samples[skl.name])["median"]
     rows = {}
     for c in contenders:
