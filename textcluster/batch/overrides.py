@@ -101,9 +101,9 @@ def resolve_key(config: dict, key: str, in_memory=()) -> list[str]:
     known = sorted({n for stage_options in options.values() for names in stage_options
                     for n in names} | {"graph"})
     close = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise InvalidInputError(
-        f"--set {key}: unknown setting {name!r}{hint} The settings here are: "
+        f"--set {key}: unknown setting {name!r}{hint}. The settings here are: "
         f"{', '.join(known)} (or a dotted path such as models.gnmf.params.lam)"
     )
 
