@@ -140,9 +140,7 @@ def iteration_benchmark(args, X, log):
         log(f"repeat {r + 1}/{args.repeats}: " + ", ".join(
             f"{name} {values[-1] * 1e3:.0f} ms" for name, values in samples.items()))
 
-    # each sample right after the same work untimed: not after what another contender left running
-    # (after scikit-learn's fits GNMF's iteration took 10.1 ms against 7.2 after its own, and
-    # scikit-learn's 29.3 after GNMF's against 21.5 after its own; medians of 8)
+    # each timed sample right after an untimed one of its own (see the module docstring)
     samples = common.interleaved({c.name: c.measure for c in contenders}, args.repeats, progress,
                                  before={c.name: lambda c=c: c.measure(record=False)
                                          for c in contenders})
