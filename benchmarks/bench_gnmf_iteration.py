@@ -71,7 +71,7 @@ class GnmfContender:
         """The mean of ``--iters`` timed iterations (with ``record``, each also kept in
         ``single_iterations``)."""
         times = []
-        with loop_threads():  # the threads a fit's update loop runs with, its start drawn in them
+        with loop_threads():  # as inside a fit: the start drawn and the updates run in them
             factors = self.model._random_factors(self.ctx, np.random.RandomState(self.seed))
             self.model._update(factors, self.ctx)  # warm-up, untimed
             for _ in range(self.iters):
