@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from textcluster import TextclusterError
 from textcluster.batch import load_pipeline, load_results, run_batch
 from textcluster.cli import main
+from textcluster.corpora import load_corpus
 from textcluster.models import make_model
 from textcluster.models import cluster_count
 from textcluster.models.cluster_count import (
@@ -16,6 +17,7 @@ from textcluster.models.cluster_count import (
     candidate_range,
     choose_n_clusters,
 )
+from textcluster.pipeline import represent
 from textcluster.report import write_report
 
 from ._batch import write_planted_mat
@@ -132,3 +134,14 @@ def test_k_auto_needs_the_whole_corpus(tmp_path):
                         encoding="utf-8")
     with pytest.raises(TextclusterError, match='needs documents = "full"'):
         load_pipeline(pipeline)
+
+
+@pytest.mark.slow
+def test_classic4_gets_its_number_of_classes_within_30_percent(real_data_dir):
+    """A panel text corpus as ``reports/cluster_count`` measures it (about 30 s on two cores):
+    its four classes (and their split in five) are the clear minimum of the curve."""
+    rep = represent(load_corpus("classic4", data_dir=real_data_dir))
+    choice = choose_n_clusters(rep.X, random_state=0)
+    assert choice.k in (3, 4, 5)
+    curve = dict(zip(choice.candidates, choice.instability))
+    assert curve[choice.k] < 0.5 * min(curve[k] for k in (3, 6, 10, 20))
