@@ -49,7 +49,7 @@ TDT2 and Reuters, whose labels have 6–66 classes) and the finer one where it i
 number of clusters. A seed gives the same curve on one machine and library build; another
 moves its means by up to 0.02 (a few halvings' k-means end in other optima from the SVD's
 last bits), and with them the choice where the curve is flat near its minimum (DBpedia's
-seeds 0–2: 21 / 19 / 20 here, 18 / 20 / 20 on another machine).
+seeds 0–2: 21 / 19 / 20 in the report, 18 / 20 / 20 on another machine).
 
 Cost: ``n_splits`` × 2 k-means fits on half the documents per candidate, plus one truncated
 SVD. The tests (a candidate and a halving each) run side by side over the package's threads
