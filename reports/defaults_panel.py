@@ -25,7 +25,7 @@ BASELINES = ("kmeans", "lsi-kmeans", "nmf")
 JUDGED = ("gnmf", "anmf", "lccf")
 LEARNED_GRAPH = ("agpnmf", "kagpnmf")  # γ chosen without labels too, run where n² fits
 OTHERS = ("pnmf", "cf", "convex-nmf")
-UNLABELLED = ("gsnmfc", "grscf")  # semi-supervised models run without labels
+UNLABELLED = ("gsnmfc", "grscf", "sodnmf")  # semi-supervised models run without labels
 
 
 def summary(jobs):
@@ -157,11 +157,13 @@ def main():
         "",
         *(other_lines if others else []),
         "",
-        "## GSNMFC and GRSCF without labels",
+        "## GSNMFC, GRSCF and SODNMF without labels",
         "",
-        "Semi-supervised models run as a user without labels runs them, with GNMF's and "
-        "LCCF's defaults (λ chosen without labels, k-means on the factor's unit rows), on "
-        f"the corpora they have run on: {semis or 'none (not in this ledger)'}.",
+        "Semi-supervised models run as a user without labels runs them: GSNMFC and GRSCF "
+        "with GNMF's and LCCF's defaults, SODNMF with its own objective (both graphs, the "
+        "ridge, the sparsity and R), each with its graph strength (λ; SODNMF's α) chosen "
+        "without labels and k-means on the factor's unit rows, on the corpora they have run "
+        f"on: {semis or 'none (not in this ledger)'}.",
         "",
         *(semi_lines if semis else []),
         "",

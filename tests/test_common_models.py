@@ -99,8 +99,8 @@ def test_objective_never_increases(name, seed):
     X = sp.random(80, 50, density=0.2, random_state=seed, format="csr")
     model = make_model(name, n_components=int(rng.integers(2, 6)), n_init=1, max_iter=150,
                        tol=0, random_state=seed, n_assign_init=2)
-    for strength, fixed in (("lam", 1.0), ("gamma", 100.0)):  # the update rules at one λ (the
-        if model.get_params().get(strength) == "auto":      # choice is in test_selection.py)
+    for strength, fixed in (("lam", 1.0), ("gamma", 100.0), ("alpha", 100.0)):  # the update
+        if model.get_params().get(strength) == "auto":  # rules at one λ (the choice: elsewhere)
             model.set_params(**{strength: fixed})
     model.fit(X)
     history = model.objective_history_

@@ -11,9 +11,11 @@ from textcluster import graph as graphs
 from textcluster._errors import InvalidInputError
 from textcluster.models import ANMF, GNMF, NMF, SODNMF
 from textcluster.graph import label_aware_graph, term_knn_graph
+from textcluster.metrics import nmi
 from textcluster.models.dual import l2_half_penalty, label_slots
+from textcluster.models.selection import cohesion
 
-from ._planted import planted_corpus
+from ._planted import following_graph, linking_graph, planted_corpus
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -235,7 +237,9 @@ ABLATIONS = {"full": {}, "alpha=0": {"alpha": 0.0}, "beta=0": {"beta": 0.0},
 def test_sodnmf_objective_never_increases(ablation, with_labels):
     X, y = planted_corpus(seed=32)
     labels = some_labels(y) if with_labels else None
-    model = SODNMF(3, n_init=1, max_iter=120, random_state=0, **ABLATIONS[ablation])
+    # the paper's α, fixed (without labels α="auto" is chosen: one history per candidate)
+    params = {"alpha": 100.0, **ABLATIONS[ablation]}
+    model = SODNMF(3, n_init=1, max_iter=120, random_state=0, **params)
     V = model.fit_transform(X, labels)
     history = model.objective_history_
     assert np.all(np.diff(history) <= 1e-12 * history[0])
@@ -262,14 +266,58 @@ def test_sodnmf_labels_only_matter_when_given():
     assert not np.allclose(a.components_, c.components_)
 
 
+FAST = {"max_iter": 60, "n_init": 3, "init_iter": 10, "n_assign_init": 5}
+
+
+def test_sodnmf_chooses_alpha_without_labels_and_keeps_the_papers_with_them():
+    X, y = planted_corpus(seed=36)
+    model = SODNMF(3, random_state=0, **FAST).fit(X)
+    selection = model.lam_selection_
+    assert selection["chosen"]["lam"] == model.lam_
+    assert [c["lam"] for c in selection["candidates"][:3]] == [0.0, 0.0, 0.3]
+    assert sum(c["chosen"] for c in selection["candidates"]) == 1
+    assert model._assign() == "cosine"
+    labelled = SODNMF(3, random_state=0, **FAST).fit(X, some_labels(y))
+    assert labelled.lam_ == 100.0 and labelled.lam_selection_ is None
+    assert labelled._assign() == "kmeans"
+    assert SODNMF(3, alpha=3.0, random_state=0, **FAST).fit(X).lam_selection_ is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sodnmf_keeps_a_graph_that_links_the_classes_weak(seed):
+    X, y = planted_corpus(n_per_class=50, noise=0.3, seed=seed)
+    G = linking_graph(y)
+    model = SODNMF(3, random_state=seed, **FAST).fit(X, graph=G)
+    # the graph-led clusters are not admitted, and the path's choice is as coherent as the fit
+    # without the graph (SODNMF's path moves the clusters less than GNMF's: its penalties fade
+    # as R grows, see Scale, so larger α stay admissible)
+    candidates = model.lam_selection_["candidates"]
+    assert model.lam_selection_["chosen"]["start"] == "lsa-kmeans"
+    assert not candidates[-1]["admissible"] and candidates[-1]["start"] == "random"
+    assert cohesion(X, model.labels_) >= 0.99 * candidates[1]["cohesion"]
+    strong = SODNMF(3, alpha=1e3, random_state=seed, **FAST).fit(X, graph=G)
+    assert nmi(y, model.labels_) > nmi(y, strong.labels_) + 0.1
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sodnmf_uses_a_graph_that_follows_the_classes(seed):
+    X, y = planted_corpus(n_per_class=50, noise=0.6, seed=seed)
+    without = SODNMF(3, alpha=0.0, init="lsa-kmeans", random_state=seed, **FAST).fit(X)
+    model = SODNMF(3, random_state=seed, **FAST).fit(X, graph=following_graph(X, y))
+    assert model.lam_ > 0
+    assert nmi(y, model.labels_) >= max(nmi(y, without.labels_), 0.9)
+
+
 def test_sodnmf_labels_help_on_ambiguous_data():
-    # heavy noise: unsupervised clustering is poor; 20 % labels should lift it
+    # heavy noise: at the paper's α, unsupervised clustering is poor; 20 % labels should
+    # lift it (the same α with and without labels)
     X, y = planted_corpus(n_per_class=50, noise=0.6, seed=35)
     from textcluster.metrics import nmi
 
     scores = {}
     for name, labels in (("none", None), ("20%", some_labels(y, 0.2))):
-        model = SODNMF(3, n_init=3, init_iter=10, max_iter=80, random_state=0)
+        model = SODNMF(3, alpha=100.0, assign="kmeans", n_init=3, init_iter=10, max_iter=80,
+                       random_state=0)
         scores[name] = nmi(y, model.fit(X, labels).labels_)
     assert scores["20%"] > scores["none"], scores
 

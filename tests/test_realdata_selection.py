@@ -12,7 +12,7 @@ from sklearn.preprocessing import normalize
 from textcluster.assign import cluster_scores
 from textcluster.corpora import load_corpus
 from textcluster.metrics import nmi
-from textcluster.models import AGPNMF, GNMF, KMeansBaseline, LSIKMeans, NMF
+from textcluster.models import AGPNMF, GNMF, KMeansBaseline, LSIKMeans, NMF, SODNMF
 from textcluster.pipeline import represent
 
 from .test_selection import correctly_assigned
@@ -57,6 +57,18 @@ def test_default_agpnmf_clears_the_bar_of_the_baselines(panel_corpus):
     name, X, y = panel_corpus
     k = len(np.unique(y))
     model = AGPNMF(k, random_state=0).fit(X)
+    baselines = [nmi(y, base(k, random_state=0).fit(X).labels_)
+                 for base in (NMF, KMeansBaseline, LSIKMeans)]
+    assert nmi(y, model.labels_) >= max(baselines[0] - 0.01, max(baselines[1:]) - 0.02), name
+    assert model.lam_selection_["chosen"]["lam"] == model.lam_
+
+
+def test_sodnmf_without_labels_clears_the_bar_of_the_baselines(panel_corpus):
+    # with the paper's α = 100 from ten random starts, SODNMF without labels reached NMI
+    # 0.25-0.27 on la1 and tr12 and 0.06 on AG News; α is now chosen as GNMF's λ is
+    name, X, y = panel_corpus
+    k = len(np.unique(y))
+    model = SODNMF(k, random_state=0).fit(X)
     baselines = [nmi(y, base(k, random_state=0).fit(X).labels_)
                  for base in (NMF, KMeansBaseline, LSIKMeans)]
     assert nmi(y, model.labels_) >= max(baselines[0] - 0.01, max(baselines[1:]) - 0.02), name

@@ -17,15 +17,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import graph as graphs
-from .._compat import Interval
+from .._compat import Interval, StrOptions
 from ._attach import ATTACHMENT_STATE, GraphAttachment
-from ._base import (EPS, Context, Factors, FactorizationModel, Seed,
-                    TermGraphFit, check_custom_factor, extend, kept_copy, shared_parameters)
+from ._base import (EPS, Context, Factors, FactorizationModel, Seed, TermGraphFit,
+                    check_custom_factor, extend, fitted_with_labels, kept_copy,
+                    shared_parameters)
 from ._linalg import SparseOperator, graph_products
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
+from .baselines import LSIKMeans
 from .cluster_count import NComponents
-from .nmf import (GNMF, GraphContext, fit_scale, normalize_basis, reconstruction_error,
-                  unit_basis_step, update_documents)
+from .nmf import (GNMF, GraphContext, centroid_start, fit_scale, normalize_basis,
+                  reconstruction_error, unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,
     l2_half_penalty,
@@ -36,7 +38,8 @@ from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests re
     update_label_weights,
     update_scaling,
 )
-from .semi import check_partial_labels
+from .selection import GraphStrength, SelectsGraphStrength
+from .semi import LABELLED_ASSIGN, check_partial_labels
 
 
 # -- ANMF --------------------------------------------------------------------------------------
@@ -204,6 +207,7 @@ DEFAULT_MU = {"unit-basis": None, "scale-free": 1.0, "cai": 100.0}  # None: μ =
 
 
 # -- SODNMF ------------------------------------------------------------------------------------
+PAPER_ALPHA = 100.0  # SODNMF's α with labels (see its Defaults)
 @dataclass
 class GraphTerm:
     """A graph term ``α tr(Fᵀ L F)`` of SODNMF: the graph, its degrees and its weight."""
@@ -219,13 +223,22 @@ class GraphTerm:
         """``α tr(Fᵀ L F)``."""
         return self.alpha * graph_products(self.W, F, self.degree)[0] if self.alpha else 0.0
 
+    def at(self, weight: float) -> GraphTerm:
+        """The term with the weight ``weight`` per unit of mean degree (see SODNMF's Scale)."""
+        return replace(self, alpha=weight / graphs.mean_degree(self.degree))
+
 
 @dataclass(kw_only=True)
-class SODNMFContext(Context):
-    """What SODNMF prepares: the data, the label slots, the two graphs and the weights."""
+class SODNMFContext(GraphStrength, Context):
+    """What SODNMF prepares: the data, the label slots, the two graphs and the weights
+    (``lam`` is α as given, ``lam_scale`` 1: the graph terms hold the weights in the updates)."""
 
     X: SparseOperator
     """The data, for threaded products."""
+    data: sp.csr_matrix | np.ndarray
+    """The same matrix, as a matrix (for the LSA start and the choice of α)."""
+    scale: float
+    """``‖X‖²_F / k``, the fit's curvature: the unit of α, β and θ (see SODNMF's Scale)."""
     X_norm2: float
     """``‖X‖²_F``."""
     slot: np.ndarray
@@ -263,10 +276,16 @@ class SODNMFFactors(Factors):
     seen: np.ndarray | None = None
     """S as the last update of S saw it (None: not yet updated)."""
 
+    @property
+    def V(self) -> np.ndarray:
+        """The document factor as the fit returns it (``S R`` times the norms of P's columns),
+        which its clusters are read from."""
+        return self.S * (self.r * np.linalg.norm(self.P, axis=0))
+
 
 @shared_parameters
 @parameter_entries
-class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
+class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationModel):
     """Dual-graph NMF with sparse and bi-orthogonal constraints, semi-supervised (Meng, Shang,
     Jiao, Zhang & Yang, EAAI 2018; paper 004 §3, eqs. 16-35, Table 1).
 
@@ -321,11 +340,18 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     sparsity). With ``beta=theta=0``, ``scaling_matrix=False`` and no labels the model is
     :class:`ANMF` with one weight on both graphs; with ``alpha=0`` as well it is :class:`NMF`.
 
-    Defaults: α, β, θ are values of the paper's grids (α ∈ {1 … 5000}, β ∈ {10⁻⁸ … 10⁸},
-    θ ∈ {0.01 … 10}), chosen one at a time on 5-class draws of Cai's Reuters matrix, not on
-    TDT2 (there α = 1 and β = 1 were much worse, θ = 0.1 and 1 slightly worse than 0.01,
-    which scored as θ = 0); heat weights on both graphs as in the paper, which does not give
-    the number of neighbours.
+    Defaults: with labels, α, β, θ are values of the paper's grids (α ∈ {1 … 5000}, β ∈
+    {10⁻⁸ … 10⁸}, θ ∈ {0.01 … 10}), chosen one at a time on 5-class draws of Cai's Reuters
+    matrix, not on TDT2 (there α = 1 and β = 1 were much worse, θ = 0.1 and 1 slightly worse
+    than 0.01, which scored as θ = 0): ``alpha="auto"`` is α = 100 and ``assign="auto"``
+    k-means on the factor's rows. Without labels no α holds across corpora (α = 100 from the
+    papers' ten random starts: NMI 0.06 on AG News, 0.27 on CLUTO tr12 and 0.25 on la1,
+    against 0.45, 0.60 and 0.52 for LSA + k-means), so ``alpha="auto"`` chooses α as GNMF
+    chooses λ (:mod:`~textcluster.models.selection`: the clusters of LSA + k-means, a path
+    over α warm-started from them, a graph-led fit at α = 10⁵; ``lam_`` is the α chosen,
+    ``lam_selection_`` the candidates) and ``assign="auto"`` reads the clusters by cosine.
+    Measured: reports/defaults_panel/acceptance.md. Heat weights on both graphs as in the
+    paper, which does not give the number of neighbours.
 
     ``fit(X, y)``: ``y`` holds integer class codes, -1 for unlabelled documents (None: all
     unlabelled, the unsupervised dual-graph model); ``graph=`` and ``term_graph=`` take
@@ -340,8 +366,9 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     Parameters
     ----------
     {n_components}
-    alpha : float ≥ 0, default=100.0
-        Weight α of the two graph terms (scale-free, see Scale); 0: no dual graph.
+    alpha : float ≥ 0 or "auto", default="auto"
+        Weight α of the two graph terms (scale-free, see Scale); 0: no dual graph; "auto":
+        100 with labels, chosen without them (see Defaults).
     beta : float ≥ 0, default=0.01
         Weight β of the bi-orthogonality (ridge) terms; 0: none.
     theta : float ≥ 0, default=0.01
@@ -357,6 +384,8 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     components_, labels_, objective_history_, n_iter_ : as in :class:`NMF`.
     scaling_ : (k,) the diagonal of R.
     graph_, term_graph_ : the document graph (after the label rule) and the term graph.
+    lam_ : float, the α fitted (given, or chosen).
+    lam_selection_ : dict or None, the candidates and their scores (None unless α was chosen).
 
     Notes
     -----
@@ -372,18 +401,22 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
 
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
-        **dict.fromkeys(("alpha", "beta", "theta"), [Interval(Real, 0, None, closed="left")]),
+        **dict.fromkeys(("beta", "theta"), [Interval(Real, 0, None, closed="left")]),
+        "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "init": [StrOptions({"random", "custom", "lsa-kmeans"})],
+        "assign": LABELLED_ASSIGN,
         "scaling_matrix": ["boolean"],
         **DOCUMENT_GRAPH_CONSTRAINTS,
         **TERM_GRAPH_CONSTRAINTS,
     }
 
-    def __init__(self, n_components: NComponents = 8, *, alpha: float = 100.0, beta: float = 0.01,
+    def __init__(self, n_components: NComponents = 8, *, alpha: float | str = "auto",
+                 beta: float = 0.01,
                  theta: float = 0.01, scaling_matrix: bool = True, n_neighbors: int = 5,
                  weighting: str = "heat",
                  graph_method: str = "auto", term_neighbors: int = 5, term_weighting: str = "heat",
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
-                 init: str = "random", assign: str = "kmeans", n_assign_init: int = 20,
+                 init: str = "random", assign: str = "auto", n_assign_init: int = 20,
                  random_state: Seed = None) -> None:
         super().__init__(n_components, max_iter=max_iter, tol=tol, n_init=n_init,
                          init_iter=init_iter, init=init, assign=assign,
@@ -402,6 +435,7 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
     def _prepare(self, X, y, graph=None, term_graph=None):
         n, m = X.shape
         labels = check_partial_labels(y, n)
+        self.n_label_classes_ = int(np.unique(labels[labels >= 0]).size)
         op = SparseOperator(X)
         X_norm2 = op.squared_norm()
         scale = X_norm2 / self.n_components  # the fit's curvature (see the docstring)
@@ -409,16 +443,27 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         self.term_graph_ = graphs.term_graph(X, term_graph, self.term_neighbors,
                                              self.term_weighting)
         slot, n_slots = label_slots(labels)
-        documents, terms = (self._weighted(G, scale) for G in (doc_graph, self.term_graph_))
-        return SODNMFContext(
-            X=op, X_norm2=X_norm2, dtype=X.dtype, slot=slot, n_slots=n_slots,
-            labelled=labels >= 0, documents=documents, terms=terms, beta=self.beta * scale,
+        documents, terms = (GraphTerm(G, np.asarray(G.sum(axis=1)).ravel(), 0.0)
+                            for G in (doc_graph, self.term_graph_))
+        self.lam_, self.lam_selection_ = self._fixed_lam(), None
+        ctx = SODNMFContext(
+            X=op, data=X, X_norm2=X_norm2, dtype=X.dtype, scale=scale, slot=slot,
+            n_slots=n_slots, labelled=labels >= 0, documents=documents, terms=terms,
+            W=doc_graph, degree=documents.degree, own_knn=graph is None, lam_scale=1.0,
+            beta=self.beta * scale,
             theta=self.theta * scale * typical_row_norm(X, self.n_components) ** 1.5)
+        return self._at_strength(ctx, self.lam_ or 0.0)
 
-    def _weighted(self, G, scale):
-        """The graph term of ``G``, weighted by α scale-free (see Scale)."""
-        degree = np.asarray(G.sum(axis=1)).ravel()
-        return GraphTerm(G, degree, self.alpha * scale / graphs.mean_degree(degree))
+    def _fixed_lam(self):
+        """α as given; ``"auto"``: the paper's α with labels, None without (to be chosen)."""
+        if self.alpha != "auto":
+            return float(self.alpha)
+        return PAPER_ALPHA if fitted_with_labels(self) else None
+
+    def _at_strength(self, ctx, lam):
+        """``ctx`` with the weight α = ``lam`` (scale-free, see Scale) on both graphs."""
+        return replace(ctx, lam=lam, documents=ctx.documents.at(lam * ctx.scale),
+                       terms=ctx.terms.at(lam * ctx.scale))
 
     def _document_graph(self, X, graph, labels):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting,
@@ -430,10 +475,24 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
 
     # -- starts ------------------------------------------------------------------------
     def _random_factors(self, ctx, rng):
-        """Uniform P and A, columns of P and S = CA scaled to unit norm, R = r₀·I."""
+        """Uniform P and A at :meth:`_unit_scale`."""
         m, k, dtype = ctx.X.shape[1], self.n_components, ctx.dtype
         P = rng.uniform(size=(m, k)).astype(dtype)
         A = rng.uniform(size=(ctx.n_slots, k)).astype(dtype)
+        return self._unit_scale(ctx, P, A)
+
+    def _lsa_start(self, ctx):
+        """``init="lsa-kmeans"``: P the unit centroids of the clusters of LSA + k-means, each
+        document's row of S its product with them (:func:`~.nmf.centroid_start`; a class's
+        row of A the mean of its labelled documents'), at :meth:`_unit_scale`."""
+        labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
+            ctx.data).labels_
+        P, S0 = centroid_start(ctx, labels, self.n_components)
+        return self._unit_scale(ctx, P, self._slot_rows(ctx, S0))
+
+    def _unit_scale(self, ctx, P, A):
+        """The start from ``P`` and ``A``: columns of P and S = CA at unit norm, R = r₀·I
+        with r₀ the least-squares scale (see Scale)."""
         P /= np.maximum(np.linalg.norm(P, axis=0), EPS)
         factors = self._assemble(ctx, P, A)
         A /= np.maximum(np.linalg.norm(factors.S, axis=0), EPS)
@@ -449,11 +508,14 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         (n, m), k, dtype = ctx.X.shape, self.n_components, ctx.dtype
         S0 = check_custom_factor("W", W, (n, k), dtype)
         P = check_custom_factor("H", H, (k, m), dtype).T.copy()
-        counts = np.bincount(ctx.slot, minlength=ctx.n_slots).astype(dtype)
-        A = np.zeros((ctx.n_slots, k), dtype=dtype)
+        return self._assemble(ctx, P, self._slot_rows(ctx, S0))
+
+    def _slot_rows(self, ctx, S0):
+        """The rows of A from document rows ``S0``: a class's row the mean of its documents'."""
+        counts = np.bincount(ctx.slot, minlength=ctx.n_slots).astype(S0.dtype)
+        A = np.zeros((ctx.n_slots, S0.shape[1]), dtype=S0.dtype)
         np.add.at(A, ctx.slot, S0)
-        A /= counts[:, None]  # class rows: mean of their documents' rows
-        return self._assemble(ctx, P, A)
+        return A / counts[:, None]
 
     def _assemble(self, ctx, P, A):
         weights = np.ones(ctx.slot.size, dtype=ctx.dtype)
@@ -527,8 +589,9 @@ class SODNMF(GraphAttachment, TermGraphFit, FactorizationModel):
         return V
 
     def _keep_for_transform(self, X, embedding, factors, ctx):
-        scale = self.factor_scale_
-        self._attach(X, factors.seen * scale, ctx.documents.alpha, scale,
+        scale, ctx = self.factor_scale_, self._at_strength(ctx, self.lam_)
+        seen = factors.S if factors.seen is None else factors.seen  # None: no update made
+        self._attach(X, seen * scale, ctx.documents.alpha, scale,
                      ctx.beta / np.square(scale), self._seen_ratio)
 
     def _transform(self, X):

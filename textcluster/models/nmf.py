@@ -255,6 +255,20 @@ class WeightedGraphAttachment(GraphAttachment):
         return self._attached_codes(X, self._weighted(X), self.components_)
 
 
+def centroid_start(ctx, labels, k):
+    """``(U, V)`` from a clustering of the rows of ``ctx.data``: the basis columns (m × k) the
+    unit-length cluster centroids, the document factor (n × k) each document's product with
+    them plus 10⁻³ of its largest entry, so that the multiplicative updates can move every
+    entry (not yet at any scale)."""
+    centroids = membership(labels, k).T @ ctx.data
+    centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
+    U = np.ascontiguousarray(centroids.T, dtype=ctx.dtype)
+    U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
+    V = ctx.X.dot(U)
+    V += 1e-3 * V.max()
+    return U, V
+
+
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
 class NMF(NCWWeighting):
@@ -329,16 +343,8 @@ class NMF(NCWWeighting):
         return self._seeded_factors(ctx, lsa.fit(ctx.data).labels_)
 
     def _seeded_factors(self, ctx, labels):
-        """A start from a clustering: the basis columns the unit-length cluster centroids, the
-        document factor each document's product with them (plus 10⁻³ of its largest entry, so
-        that the multiplicative updates can move every entry), at the least-squares scale."""
-        X, k = ctx.data, self.n_components
-        centroids = membership(labels, k).T @ X
-        centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
-        U = np.ascontiguousarray(centroids.T, dtype=ctx.dtype)
-        U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
-        V = ctx.X.dot(U)
-        V += 1e-3 * V.max()
+        """A start from a clustering (:func:`centroid_start`) at the least-squares scale."""
+        U, V = centroid_start(ctx, labels, self.n_components)
         fit_scale(U, V, ctx.X)
         return NMFFactors(U=U, V=V)
 
