@@ -2,7 +2,7 @@
 --model gnmf`` (λ = "auto", the default) against the same run with λ fixed at the value the
 selection chose (``--set lam=…``, the papers' ten random starts), end to end in one process;
 ``--model`` another model that chooses its strength (lccf, anmf; agpnmf and kagpnmf: γ, whose
-fixed fit is one random start), ``--fixed`` a strength for the fixed run other than the chosen
+fixed fit is one random start; sodnmf: α), ``--fixed`` a strength for the fixed run other than the chosen
 one (e.g. AGPNMF's previous default, γ = 100).
 
 Both runs load the corpus and its term counts from the cache (the first, untimed run fills
@@ -20,7 +20,6 @@ import textcluster
 from textcluster.graph import clear_graph_cache
 
 CORPORA = ("tdt2", "cluto:la1", "agnews")
-STRENGTH = {"agpnmf": "gamma", "kagpnmf": "gamma"}  # the others' is "lam"
 
 
 def timed_run(corpus, model, data_dir, settings):
@@ -31,7 +30,7 @@ def timed_run(corpus, model, data_dir, settings):
 def bench(corpus, model, data_dir, repeats, fixed_lam=None):
     _, first = timed_run(corpus, model, data_dir, {})  # fills the cache; gives the chosen λ
     lam = first.model.lam_
-    fixed = {STRENGTH.get(model, "lam"): lam if fixed_lam is None else fixed_lam}
+    fixed = {first.model.strength_parameter: lam if fixed_lam is None else fixed_lam}
     times = common.interleaved({"auto": lambda: timed_run(corpus, model, data_dir, {})[0],
                                 "fixed": lambda: timed_run(corpus, model, data_dir, fixed)[0]},
                                repeats)

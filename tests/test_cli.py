@@ -133,6 +133,17 @@ def test_other_models_run(corpus_dir, tmp_path, model):
     assert len(pd.read_csv(out / "cluster_terms.csv")) > 0
 
 
+@pytest.mark.parametrize("model, name", [("gnmf", "lam"), ("sodnmf", "alpha")])
+def test_a_chosen_strength_is_printed_with_the_setting_that_fixes_it(corpus_dir, tmp_path,
+                                                                     model, name):
+    out = tmp_path / model
+    result = run_ok(corpus_dir, "--model", model, "--out", out, *FAST["gnmf"])
+    lam = strict_json(out / "metrics.json")["lam"]
+    assert f"  {name:<16}{lam:g}, chosen without labels among" in result.output
+    assert f"--set {name}=… fixes it" in result.output
+    assert strict_json(out / "run.json")["lam_selection"]["chosen"]["lam"] == lam
+
+
 def test_seed_and_k_are_recorded(corpus_dir, tmp_path):
     out = tmp_path / "out"
     run_ok(corpus_dir, "--model", "nmf", "--k", 2, "--seed", 7, "--out", out, *FAST["nmf"])

@@ -134,8 +134,10 @@ def format_table(result):
         lines.append(f"  {'objective':<16}{value:.6g}")
     selection = getattr(result.model, "lam_selection_", None)
     if selection is not None:
-        lines.append(f"  {'lam':<16}{m['lam']:g}, chosen without labels among "
-                     f"{len(selection['candidates'])} candidates (run.json: lam_selection)")
+        name = result.model.strength_parameter
+        lines.append(f"  {name:<16}{m['lam']:g}, chosen without labels among "
+                     f"{len(selection['candidates'])} candidates (run.json: lam_selection; "
+                     f"--set {name}=… fixes it)")
     count = getattr(result.model, "cluster_count_", None)
     if count is not None:
         candidates = count["candidates"]

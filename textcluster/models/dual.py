@@ -208,6 +208,8 @@ DEFAULT_MU = {"unit-basis": None, "scale-free": 1.0, "cai": 100.0}  # None: μ =
 
 # -- SODNMF ------------------------------------------------------------------------------------
 PAPER_ALPHA = 100.0  # SODNMF's α with labels (see its Defaults)
+
+
 @dataclass
 class GraphTerm:
     """A graph term ``α tr(Fᵀ L F)`` of SODNMF: the graph, its degrees and its weight."""
@@ -397,6 +399,7 @@ class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationM
 
     semi_supervised = True
     uses_document_graph = True
+    strength_parameter = "alpha"
     _state_attributes = FactorizationModel._state_attributes + ("graph_",) + ATTACHMENT_STATE
 
     _parameter_constraints = {
@@ -411,9 +414,8 @@ class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationM
     }
 
     def __init__(self, n_components: NComponents = 8, *, alpha: float | str = "auto",
-                 beta: float = 0.01,
-                 theta: float = 0.01, scaling_matrix: bool = True, n_neighbors: int = 5,
-                 weighting: str = "heat",
+                 beta: float = 0.01, theta: float = 0.01, scaling_matrix: bool = True,
+                 n_neighbors: int = 5, weighting: str = "heat",
                  graph_method: str = "auto", term_neighbors: int = 5, term_weighting: str = "heat",
                  max_iter: int = 100, tol: float = 0.0, n_init: int = 10, init_iter: int = 30,
                  init: str = "random", assign: str = "auto", n_assign_init: int = 20,

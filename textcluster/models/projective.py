@@ -445,6 +445,7 @@ class AGPNMF(LearnedGraphAttachment, SelectsGraphStrength, PNMF):
         """The geometry-led path, from a sparse start (from a dense one an update costs n³)."""
         return GAMMA_PATH if getattr(self, "_sparse_start", self.start_graph == "knn") else ()
     graph_led_lam = DEFAULT_GAMMA
+    strength_parameter = "gamma"
     graph_led_starts = 2  # each start is a whole fit: the choice stays within 3 fits
     _stores_kernel = False  # a dense kernel in place of G (KernelAGPNMF)
 

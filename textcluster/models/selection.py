@@ -266,6 +266,8 @@ class SelectsGraphStrength:
     lam_path: tuple[float, ...] = LAM_PATH
     graph_led_lam: float = GRAPH_LED_LAM
     graph_led_starts: int = GRAPH_LED_STARTS
+    strength_parameter: str = "lam"
+    """The parameter that fixes the strength (``"auto"``: chosen), for messages."""
 
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
