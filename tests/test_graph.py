@@ -156,16 +156,21 @@ def test_sparse_ranking_equals_dense_ranking(dtype, k, block_size, monkeypatch):
     Y = X.toarray()
     Y /= np.linalg.norm(Y, axis=1, keepdims=True)
     assert np.count_nonzero(Y @ Y.T) < 0.25 * Y.shape[0] ** 2  # the sparse ranking is used
-    for weighting in ("binary", "cosine"):
+    for weighting in ("binary", "cosine", "heat"):
         ranked_sparse = knn_graph(X, k, weighting=weighting, block_size=block_size)
         monkeypatch.setattr("textcluster.graph._exact.SPARSE_TOP_K", -1.0)  # always dense
         clear_graph_cache()
         ranked_dense = knn_graph(X, k, weighting=weighting, block_size=block_size)
         monkeypatch.undo()
-        assert (ranked_sparse != ranked_dense).nnz == 0
+        if weighting == "heat":  # the width sums the distances in another order
+            assert (ranked_sparse.astype(bool) != ranked_dense.astype(bool)).nnz == 0
+            np.testing.assert_allclose(ranked_sparse.data, ranked_dense.data, rtol=1e-12)
+        else:
+            assert (ranked_sparse != ranked_dense).nnz == 0
         if dtype == np.float64:
-            np.testing.assert_allclose(ranked_sparse.toarray(),
-                                       brute_force_knn(X, k, weighting), rtol=1e-12)
+            expected = (brute_force_heat(X, k) if weighting == "heat"
+                        else brute_force_knn(X, k, weighting))
+            np.testing.assert_allclose(ranked_sparse.toarray(), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
