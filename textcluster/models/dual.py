@@ -400,7 +400,8 @@ class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationM
     semi_supervised = True
     uses_document_graph = True
     strength_parameter = "alpha"
-    _state_attributes = FactorizationModel._state_attributes + ("graph_",) + ATTACHMENT_STATE
+    _state_attributes = (FactorizationModel._state_attributes + ("graph_", "lam_")
+                         + ATTACHMENT_STATE)
 
     _parameter_constraints = {
         **FactorizationModel._parameter_constraints,
