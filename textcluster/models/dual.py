@@ -26,8 +26,8 @@ from ._linalg import SparseOperator, graph_products
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, TERM_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
 from .cluster_count import NComponents
-from .nmf import (GNMF, GraphContext, centroid_start, fit_scale, normalize_basis,
-                  reconstruction_error, unit_basis_step, update_documents)
+from .nmf import (GNMF, GraphContext, fit_scale, normalize_basis, reconstruction_error,
+                  unit_basis_step, update_documents)
 from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests read them here)
     constraint_matrix,
     l2_half_penalty,
@@ -38,7 +38,7 @@ from ._sodnmf import (  # noqa: F401 (l2_half_penalty, label_slots: the tests re
     update_label_weights,
     update_scaling,
 )
-from .selection import GraphStrength, SelectsGraphStrength
+from .selection import GraphStrength, SelectsGraphStrength, centroid_start
 from .semi import LABELLED_ASSIGN, check_partial_labels
 
 
@@ -486,7 +486,7 @@ class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationM
 
     def _lsa_start(self, ctx):
         """``init="lsa-kmeans"``: P the unit centroids of the clusters of LSA + k-means, each
-        document's row of S its product with them (:func:`~.nmf.centroid_start`; a class's
+        document's row of S its product with them (:func:`~.selection.centroid_start`; a class's
         row of A the mean of its labelled documents'), at :meth:`_unit_scale`."""
         labels = LSIKMeans(self.n_components, random_state=self.random_state).fit(
             ctx.data).labels_

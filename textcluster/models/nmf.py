@@ -27,7 +27,7 @@ from ._linalg import (SparseOperator, column_major, graph_document_update, graph
 from ._parameters import DOCUMENT_GRAPH_CONSTRAINTS, parameter_entries
 from .baselines import LSIKMeans
 from .cluster_count import NComponents
-from .selection import GraphStrength, SelectsGraphStrength, graph_fields, membership
+from .selection import GraphStrength, SelectsGraphStrength, centroid_start, graph_fields
 
 
 # -- what the family prepares and iterates --------------------------------------------------
@@ -255,20 +255,6 @@ class WeightedGraphAttachment(GraphAttachment):
         return self._attached_codes(X, self._weighted(X), self.components_)
 
 
-def centroid_start(ctx, labels, k):
-    """``(U, V)`` from a clustering of the rows of ``ctx.data``: the basis columns (m × k) the
-    unit-length cluster centroids, the document factor (n × k) each document's product with
-    them plus 10⁻³ of its largest entry, so that the multiplicative updates can move every
-    entry (not yet at any scale)."""
-    centroids = membership(labels, k).T @ ctx.data
-    centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
-    U = np.ascontiguousarray(centroids.T, dtype=ctx.dtype)
-    U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
-    V = ctx.X.dot(U)
-    V += 1e-3 * V.max()
-    return U, V
-
-
 # -- the estimators -----------------------------------------------------------------------
 @shared_parameters
 class NMF(NCWWeighting):
@@ -337,14 +323,11 @@ class NMF(NCWWeighting):
         return NMFFactors(U=U, V=V)
 
     def _lsa_start(self, ctx):
-        """``init="lsa-kmeans"``: :meth:`_seeded_factors` from the clusters of LSA + k-means
-        (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed)."""
+        """``init="lsa-kmeans"``: :func:`~.selection.centroid_start` from the clusters of LSA +
+        k-means (:class:`~textcluster.models.baselines.LSIKMeans` with the model's seed), at
+        the least-squares scale."""
         lsa = LSIKMeans(self.n_components, random_state=self.random_state)
-        return self._seeded_factors(ctx, lsa.fit(ctx.data).labels_)
-
-    def _seeded_factors(self, ctx, labels):
-        """A start from a clustering (:func:`centroid_start`) at the least-squares scale."""
-        U, V = centroid_start(ctx, labels, self.n_components)
+        U, V = centroid_start(ctx, lsa.fit(ctx.data).labels_, self.n_components)
         fit_scale(U, V, ctx.X)
         return NMFFactors(U=U, V=V)
 

@@ -84,7 +84,7 @@ from sklearn.utils import check_random_state
 from ..assign import assign_clusters
 from ..graph._exact import _BLOCK_BUDGET, _knn_blocks
 from ..metrics import nmi
-from ._base import Beside, InThisThread, in_fit_order, loop_threads, run_updates
+from ._base import EPS, Beside, InThisThread, in_fit_order, loop_threads, run_updates
 
 COHESION_TOLERANCE = 0.01
 PATH_END_RUN = 2  # inadmissible candidates in a row that end the λ path
@@ -103,6 +103,20 @@ def membership(labels, n_clusters=None):
     k = int(labels.max()) + 1 if n_clusters is None else n_clusters
     n = labels.size
     return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
+
+
+def centroid_start(ctx, labels, k):
+    """The start of a factorization ``X ≈ V Uᵀ`` from a clustering of the rows of ``ctx.data``
+    (as the λ path starts from LSA + k-means'), not yet at any scale: ``U`` (m × k) the unit
+    cluster centroids, ``V`` each document's product with them plus 10⁻³ of its largest
+    entry, so that the multiplicative updates can move every entry."""
+    centroids = membership(labels, k).T @ ctx.data
+    centroids = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids)
+    U = np.ascontiguousarray(centroids.T, dtype=ctx.dtype)
+    U /= np.maximum(np.linalg.norm(U, axis=0), EPS)
+    V = ctx.X.dot(U)
+    V += 1e-3 * V.max()
+    return U, V
 
 
 def cohesion(X, labels):
