@@ -13,7 +13,7 @@ from textcluster.models import ANMF, GNMF, NMF, SODNMF
 from textcluster.graph import label_aware_graph, term_knn_graph
 from textcluster.metrics import nmi
 from textcluster.models.dual import l2_half_penalty, label_slots
-from textcluster.models.selection import cohesion
+from textcluster.models.selection import LAM_PATH, cohesion
 
 from ._planted import following_graph, linking_graph, planted_corpus
 
@@ -274,7 +274,8 @@ def test_sodnmf_chooses_alpha_without_labels_and_keeps_the_papers_with_them():
     model = SODNMF(3, random_state=0, **FAST).fit(X)
     selection = model.lam_selection_
     assert selection["chosen"]["lam"] == model.lam_
-    assert [c["lam"] for c in selection["candidates"][:3]] == [0.0, 0.0, 0.3]
+    path = [c["lam"] for c in selection["candidates"] if c["start"] == "lsa-kmeans"]
+    assert path == [0.0, *LAM_PATH]  # the start, then the whole path
     assert sum(c["chosen"] for c in selection["candidates"]) == 1
     assert model._assign() == "cosine"
     labelled = SODNMF(3, random_state=0, **FAST).fit(X, some_labels(y))

@@ -116,6 +116,7 @@ def test_the_path_ends_at_two_inadmissible_candidates_in_a_row():
                       (0.296, 0.1), (0.295, 0.1), (0.299, 0.0))
     assert selection.path_end(path) == 6
     assert selection.path_end(path[:6]) is None
+    assert selection.path_end(path, run_length=None) is None  # the whole path
     # the start and the fit at λ = 0 do not count, whatever their cohesion
     assert selection.path_end(candidates((0.300, 0.2), (0.280, 0.2), (0.279, 0.1))) is None
 

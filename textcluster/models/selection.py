@@ -31,6 +31,7 @@ optimizes). The rule (:func:`choose`) lets each decide where the other cannot:
    (GNMF, ANMF, LCCF, AGPNMF, GSNMFC and GRSCF, three seeds: 396 runs, every candidate
    scored), the choice is the one over the whole path in every run, and 39 % of the path's
    iterations are not run; after one inadmissible λ it differed in 4 (ANMF on tr41 and k1b).
+   SODNMF, whose penalties fade along its path, runs the whole path (``path_end_run``).
 2. Among them the graph decides, on edges it was not fitted to: the clusters that cut the
    fewest *held-out* edges (:func:`graph_cut`, the normalized cut averaged over the clusters,
    on :func:`held_out_graph`: each document's next nearest neighbours, beyond those the
@@ -212,30 +213,33 @@ def _reference(candidates, tolerance):
     return without_graph if without_graph >= (1.0 - tolerance) * best else best
 
 
-def path_end(candidates, tolerance=COHESION_TOLERANCE):
-    """The index of the candidate that ends the path, or None: the last of the first
-    ``PATH_END_RUN`` candidates in a row along it (after the start and the fit at λ = 0) that
+def path_end(candidates, tolerance=COHESION_TOLERANCE, run_length=PATH_END_RUN):
+    """The index of the candidate that ends the path, or None (always None for
+    ``run_length=None``: the whole path): the last of the first ``run_length`` candidates in
+    a row along it (after the start and the fit at λ = 0) that
     are each inadmissible against those before them and themselves. One may fall outside the
     tolerance and the next within it again (ANMF on CLUTO tr41: λ = 10 at 0.3324 against a
     bound of 0.3326, λ = 30 at 0.3348, chosen at λ = 100); a larger λ smooths the document
     factor more, and along the development panel's paths no candidate after two inadmissible
     ones in a row was chosen (see the module docstring)."""
+    if run_length is None:
+        return None
     run = 0
     for j in range(2, len(candidates)):
         bound = (1.0 - tolerance) * _reference(candidates[:j + 1], tolerance)
         run = run + 1 if candidates[j].cohesion < bound else 0
-        if run == PATH_END_RUN:
+        if run == run_length:
             return j
     return None
 
 
-def _through_end(scores):
+def _through_end(scores, run_length):
     """The candidates of the futures ``scores`` in order, through the path's end
     (:func:`path_end`); the scores after it are cancelled where they have not started."""
     candidates = []
     for future in scores:
         candidates.append(future.result())
-        if path_end(candidates) is not None:
+        if path_end(candidates, run_length=run_length) is not None:
             break
     for future in scores[len(candidates):]:
         future.cancel()
@@ -282,6 +286,8 @@ class SelectsGraphStrength:
     graph_led_starts: int = GRAPH_LED_STARTS
     strength_parameter: str = "lam"
     """The parameter that fixes the strength (``"auto"``: chosen), for messages."""
+    path_end_run: int | None = PATH_END_RUN
+    """Inadmissible candidates in a row that end the path (None: the whole path is run)."""
 
     def _fit_factors(self, ctx, W, H):
         if self.lam_ is not None:
@@ -303,9 +309,10 @@ class SelectsGraphStrength:
                     # the graph-led fits (random starts) hold each start to the cohesion of
                     # the first candidate, so they begin once it is being scored
                     led = led_fits.submit(self._graph_led, ctx, unit_rows, path[0])
-                if path_end([c.result() for c in takewhile(Future.done, path)]) is not None:
+                scored = [c.result() for c in takewhile(Future.done, path)]
+                if path_end(scored, run_length=self.path_end_run) is not None:
                     break  # no larger λ: the path has ended
-            path = _through_end(path)  # not how far the path ran beside the scores
+            path = _through_end(path, self.path_end_run)  # not how far it ran beside them
             runs = runs[:len(path)]
             graph_led = stability = None
             n_iter = sum(len(history) - 1 for _, _, history in runs)
