@@ -218,10 +218,10 @@ def path_end(candidates, tolerance=COHESION_TOLERANCE, run_length=PATH_END_RUN):
     ``run_length=None``: the whole path): the last of the first ``run_length`` candidates in
     a row along it (after the start and the fit at λ = 0) that are each inadmissible against
     those before them and themselves. One may fall outside the tolerance and the next within
-    it again (ANMF on CLUTO tr41: λ = 10 at 0.3324 against a
-    bound of 0.3326, λ = 30 at 0.3348, chosen at λ = 100); a larger λ smooths the document
-    factor more, and along the development panel's paths no candidate after two inadmissible
-    ones in a row was chosen (see the module docstring)."""
+    it again (ANMF on CLUTO tr41: λ = 10 at 0.3324 against a bound of 0.3326, λ = 30 at
+    0.3348, chosen at λ = 100); a larger λ smooths the document factor more, and along the
+    development panel's paths no candidate after two inadmissible ones in a row was chosen
+    (see the module docstring)."""
     if run_length is None:
         return None
     run = 0
