@@ -61,8 +61,9 @@ def _knn_blocks(Y, k, block_size, want_distance_sum, queries=None):
         S = rows @ YT
         if sp.issparse(S) and S.nnz < SPARSE_TOP_K * S.shape[0] * m:
             S = S.tocsr()
-            distance_sum = _sparse_distance_sum(S, own, m) if want_distance_sum else 0.0
-            r, c, sims = _top_k_sparse(S, min(k, m), own)
+            entries = _off_diagonal(S, own)
+            distance_sum = _sparse_distance_sum(S, entries[1], m) if want_distance_sum else 0.0
+            r, c, sims = _top_k_sparse(S, min(k, m), own, entries)
             return own[r], c, sims, distance_sum
         S = S.toarray() if sp.issparse(S) else S
         diagonal = (np.arange(own.size), own)
@@ -144,30 +145,36 @@ def _row_dots(indptr, indices, data, rows, cols):
     return out
 
 
-def _sparse_distance_sum(S, own, m):
-    """The sum of the Euclidean distances of the rows ``own`` of unit rows to all ``m`` rows,
-    from their sparse similarities ``S``: ``√(2 − 2s)`` for each stored entry, √2 for each pair
-    that shares no term, 0 from a row to itself (each distance in ``S``'s dtype, the sum in
-    float64, as the dense path sums them). Measured on CLUTO la1's 31,472 terms (heat
-    weights): the whole term graph in 2.7 s against 37 s with the dense blocks."""
+def _off_diagonal(S, own):
+    """``(row_of, other)`` of the sparse block ``S`` of the rows ``own`` (its indices sorted
+    first): the row, within the block, of each stored entry, and whether the entry is not
+    that of a row with itself."""
+    S.sort_indices()
     row_of = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
-    other = S.indices != own[row_of]
+    return row_of, S.indices != own[row_of]
+
+
+def _sparse_distance_sum(S, other, m):
+    """The sum of the Euclidean distances of the rows of the sparse block ``S`` of unit rows'
+    similarities to all ``m`` rows (``other``: :func:`_off_diagonal`'s): ``√(2 − 2s)`` for each
+    stored entry, √2 for each pair that shares no term, 0 from a row to itself (each distance
+    in ``S``'s dtype, the sum in float64, as the dense path sums them). Measured on CLUTO
+    la1's 31,472 terms (heat weights): the whole term graph in 2.7 s against 37 s with the
+    dense blocks."""
     stored = np.sqrt(np.maximum(2.0 - 2.0 * S.data[other], 0.0))
     unshared = S.shape[0] * (m - 1) - np.count_nonzero(other)
     return float(stored.sum(dtype=np.float64)
                  + unshared * np.float64(np.sqrt(S.dtype.type(2.0))))
 
 
-def _top_k_sparse(S, k, own):
+def _top_k_sparse(S, k, own, entries=None):
     """``_top_k`` of the rows of the sparse block ``S`` (the similarities of the rows ``own``
-    to all), self pairs excluded, with the similarities; rows are numbered within the block.
-    Only the stored entries are ranked; a row with fewer than ``k`` of them (its other
-    neighbours have similarity 0) goes through the dense ``_top_k``, so the result is the same
-    as the dense path's."""
-    S.sort_indices()
+    to all), self pairs excluded, with the similarities; rows are numbered within the block
+    (``entries``: :func:`_off_diagonal` of ``S``, when known). Only the stored entries are
+    ranked; a row with fewer than ``k`` of them (its other neighbours have similarity 0) goes
+    through the dense ``_top_k``, so the result is the same as the dense path's."""
+    row_of, other = _off_diagonal(S, own) if entries is None else entries
     n_rows = S.shape[0]
-    row_of = np.repeat(np.arange(n_rows), np.diff(S.indptr))
-    other = S.indices != own[row_of]
     rows, cols, sims = row_of[other], S.indices[other], S.data[other]
     order = _by_row_largest_first(rows, sims)
     rows, cols, sims = rows[order], cols[order], sims[order]

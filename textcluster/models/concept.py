@@ -348,12 +348,9 @@ class LCCF(WeightedGraphAttachment, SelectsGraphStrength, CF):
                                   self.graph_method)
         self.graph_ = W
         graph = graph_fields(W, own_knn=graph is None)
-        self.lam_ = self._fixed_lam()
-        self.lam_selection_ = None
         scale = (1.0 if self._scaling() == "cai"
                  else ctx.K_trace / (self.n_components * max(graph["degree"].mean(), EPS)))
-        ctx = extend(ctx, GraphConceptContext, **graph, lam_scale=scale)
-        return self._at_strength(ctx, self.lam_ or 0.0)
+        return self._fixed_strength(extend(ctx, GraphConceptContext, **graph, lam_scale=scale))
 
     def _scaling(self) -> str:
         """The scaling in effect (:class:`GRSCF` resolves its ``"auto"``)."""

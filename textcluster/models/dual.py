@@ -166,7 +166,7 @@ class ANMF(TermGraphFit, GNMF):
         mu_scale = (1.0 if self._scaling() == "cai"
                     else ctx.X_norm2 / (self.n_components * graphs.mean_degree(term_degree)))
         ctx = extend(ctx, DualGraphContext, Wt=Wt, term_degree=term_degree, mu_scale=mu_scale)
-        return self._fixed_strength(ctx)
+        return self._fixed_strength(ctx, ctx.graph_off)
 
     def _at_strength(self, ctx, lam):
         """λ for the document graph, and μ for the term graph: the same strength λ when μ is
@@ -453,14 +453,13 @@ class SODNMF(GraphAttachment, SelectsGraphStrength, TermGraphFit, FactorizationM
         slot, n_slots = label_slots(labels)
         documents, terms = (GraphTerm(G, np.asarray(G.sum(axis=1)).ravel(), 0.0)
                             for G in (doc_graph, self.term_graph_))
-        self.lam_, self.lam_selection_ = self._fixed_lam(), None
         ctx = SODNMFContext(
             X=op, data=X, X_norm2=X_norm2, dtype=X.dtype, scale=scale, slot=slot,
             n_slots=n_slots, labelled=labels >= 0, documents=documents, terms=terms,
             W=doc_graph, degree=documents.degree, own_knn=graph is None, lam_scale=1.0,
             beta=self.beta * scale,
             theta=self.theta * scale * typical_row_norm(X, self.n_components) ** 1.5)
-        return self._at_strength(ctx, self.lam_ or 0.0)
+        return self._fixed_strength(ctx)
 
     def _fixed_lam(self):
         """α as given; ``"auto"``: the paper's α with labels, None without (to be chosen)."""

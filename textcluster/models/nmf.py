@@ -492,7 +492,8 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         self.graph_check = graph_check
 
     def _prepare(self, X, y, graph=None):
-        return self._fixed_strength(self._graph_context(X, y, graph))
+        ctx = self._graph_context(X, y, graph)
+        return self._fixed_strength(ctx, ctx.graph_off)
 
     def _graph_context(self, X, y, graph):
         W = graphs.document_graph(X, graph, self.n_neighbors, self.weighting, self.graph_method)
@@ -506,12 +507,6 @@ class GNMF(WeightedGraphAttachment, SelectsGraphStrength, NMF):
         graph = graph_fields(W, own_knn=graph is None)
         return extend(ctx, GraphContext, **graph, lam_scale=self._lam_scale(graph["degree"]),
                       graph_off=graph_off)
-
-    def _fixed_strength(self, ctx):
-        """``ctx`` at the λ given (0 when the graph is off); ``lam_`` None: to be chosen."""
-        self.lam_ = 0.0 if ctx.graph_off else self._fixed_lam()
-        self.lam_selection_ = None
-        return self._at_strength(ctx, self.lam_ or 0.0)
 
     def _check_graph(self, X, W):
         """``graph_check``: whether to use the graph (no: fit with λ = 0, and warn)."""

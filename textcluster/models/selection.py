@@ -333,6 +333,13 @@ class SelectsGraphStrength:
             self.n_iter_ = n_iter  # the candidates' updates (the start has none of its own)
         return factors
 
+    def _fixed_strength(self, ctx, graph_off=False):
+        """``ctx`` at the strength given (0 when the graph is off); ``lam_`` None: to be
+        chosen by :meth:`_fit_factors`."""
+        self.lam_ = 0.0 if graph_off else self._fixed_lam()
+        self.lam_selection_ = None
+        return self._at_strength(ctx, self.lam_ or 0.0)
+
     def _at_strength(self, ctx, lam):
         """The context with the graph strength λ (as given: ``lam_scale`` maps it to the
         weight in the updates)."""
